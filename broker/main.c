@@ -1,0 +1,8 @@
+#include "config.h"
+
+#include <stdio.h>
+
+int main(void) {
+    printf("streamflowd %s\n", PACKAGE_VERSION);
+    return 0;
+}

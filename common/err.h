@@ -1,0 +1,76 @@
+/* Internal result codes and Kafka wire error codes. */
+#ifndef SF_ERR_H
+#define SF_ERR_H
+
+#include <stdint.h>
+
+/* Internal results: SF_OK or a negative SF_ERR_*; incremental parsers may return SF_AGAIN. */
+#define SF_OK 0
+#define SF_AGAIN 1
+#define SF_ERR_NOMEM (-1)     /* allocation failed */
+#define SF_ERR_MALFORMED (-2) /* input does not decode */
+#define SF_ERR_TOOLARGE (-3)  /* input exceeds a configured limit */
+#define SF_ERR_IO (-4)        /* a system call failed; errno tells */
+#define SF_ERR_CORRUPT (-5)   /* checksum or structural check failed */
+#define SF_ERR_INVALID (-6)   /* a bad argument or configuration value */
+#define SF_ERR_NOTFOUND (-7)  /* no such object */
+#define SF_ERR_EXISTS (-8)    /* object already exists */
+#define SF_ERR_UNSUPPORTED (-9) /* version or feature not supported */
+#define SF_ERR_RANGE (-10)    /* offset or index out of range */
+#define SF_ERR_STATE (-11)    /* operation not valid in the current state */
+
+/* Kafka protocol error codes (org.apache.kafka.common.protocol.Errors). */
+typedef int16_t sf_kerr_t;
+#define SF_KERR_UNKNOWN_SERVER_ERROR ((sf_kerr_t)-1)
+#define SF_KERR_NONE ((sf_kerr_t)0)
+#define SF_KERR_OFFSET_OUT_OF_RANGE ((sf_kerr_t)1)
+#define SF_KERR_CORRUPT_MESSAGE ((sf_kerr_t)2)
+#define SF_KERR_UNKNOWN_TOPIC_OR_PARTITION ((sf_kerr_t)3)
+#define SF_KERR_INVALID_FETCH_SIZE ((sf_kerr_t)4)
+#define SF_KERR_LEADER_NOT_AVAILABLE ((sf_kerr_t)5)
+#define SF_KERR_NOT_LEADER_OR_FOLLOWER ((sf_kerr_t)6)
+#define SF_KERR_REQUEST_TIMED_OUT ((sf_kerr_t)7)
+#define SF_KERR_BROKER_NOT_AVAILABLE ((sf_kerr_t)8)
+#define SF_KERR_REPLICA_NOT_AVAILABLE ((sf_kerr_t)9)
+#define SF_KERR_MESSAGE_TOO_LARGE ((sf_kerr_t)10)
+#define SF_KERR_STALE_CONTROLLER_EPOCH ((sf_kerr_t)11)
+#define SF_KERR_OFFSET_METADATA_TOO_LARGE ((sf_kerr_t)12)
+#define SF_KERR_NETWORK_EXCEPTION ((sf_kerr_t)13)
+#define SF_KERR_COORDINATOR_LOAD_IN_PROGRESS ((sf_kerr_t)14)
+#define SF_KERR_COORDINATOR_NOT_AVAILABLE ((sf_kerr_t)15)
+#define SF_KERR_NOT_COORDINATOR ((sf_kerr_t)16)
+#define SF_KERR_INVALID_TOPIC_EXCEPTION ((sf_kerr_t)17)
+#define SF_KERR_RECORD_LIST_TOO_LARGE ((sf_kerr_t)18)
+#define SF_KERR_NOT_ENOUGH_REPLICAS ((sf_kerr_t)19)
+#define SF_KERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND ((sf_kerr_t)20)
+#define SF_KERR_INVALID_REQUIRED_ACKS ((sf_kerr_t)21)
+#define SF_KERR_ILLEGAL_GENERATION ((sf_kerr_t)22)
+#define SF_KERR_INVALID_TIMESTAMP ((sf_kerr_t)32)
+#define SF_KERR_UNSUPPORTED_SASL_MECHANISM ((sf_kerr_t)33)
+#define SF_KERR_ILLEGAL_SASL_STATE ((sf_kerr_t)34)
+#define SF_KERR_UNSUPPORTED_VERSION ((sf_kerr_t)35)
+#define SF_KERR_TOPIC_ALREADY_EXISTS ((sf_kerr_t)36)
+#define SF_KERR_INVALID_PARTITIONS ((sf_kerr_t)37)
+#define SF_KERR_INVALID_REPLICATION_FACTOR ((sf_kerr_t)38)
+#define SF_KERR_INVALID_REPLICA_ASSIGNMENT ((sf_kerr_t)39)
+#define SF_KERR_INVALID_CONFIG ((sf_kerr_t)40)
+#define SF_KERR_NOT_CONTROLLER ((sf_kerr_t)41)
+#define SF_KERR_INVALID_REQUEST ((sf_kerr_t)42)
+#define SF_KERR_UNSUPPORTED_FOR_MESSAGE_FORMAT ((sf_kerr_t)43)
+#define SF_KERR_POLICY_VIOLATION ((sf_kerr_t)44)
+#define SF_KERR_KAFKA_STORAGE_ERROR ((sf_kerr_t)56)
+#define SF_KERR_UNKNOWN_TOPIC_ID ((sf_kerr_t)100)
+#define SF_KERR_UNSUPPORTED_COMPRESSION_TYPE ((sf_kerr_t)76)
+#define SF_KERR_FENCED_LEADER_EPOCH ((sf_kerr_t)74)
+#define SF_KERR_UNKNOWN_LEADER_EPOCH ((sf_kerr_t)75)
+#define SF_KERR_OFFSET_NOT_AVAILABLE ((sf_kerr_t)78)
+#define SF_KERR_INVALID_RECORD ((sf_kerr_t)87)
+#define SF_KERR_THROTTLING_QUOTA_EXCEEDED ((sf_kerr_t)89)
+
+/* The one mapping from internal results to Kafka wire error codes. */
+sf_kerr_t sf_err_to_kerr(int err);
+
+/* A short English description of an internal result (never NULL). */
+const char *sf_err_str(int err);
+
+#endif

@@ -1,0 +1,3 @@
+#ifndef SF_ZK_H
+#define SF_ZK_H
+#endif
