@@ -1,0 +1,2 @@
+#include "broker.h"
+typedef int sf_broker_placeholder_t;

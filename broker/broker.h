@@ -1,0 +1,3 @@
+#ifndef SF_BROKER_H
+#define SF_BROKER_H
+#endif

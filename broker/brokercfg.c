@@ -1,0 +1,2 @@
+#include "brokercfg.h"
+typedef int sf_brokercfg_placeholder_t;

@@ -1,0 +1,3 @@
+#ifndef SF_BROKERCFG_H
+#define SF_BROKERCFG_H
+#endif

@@ -1,0 +1,2 @@
+#include "handler.h"
+typedef int sf_handler_placeholder_t;

@@ -1,0 +1,3 @@
+#ifndef SF_HANDLER_H
+#define SF_HANDLER_H
+#endif

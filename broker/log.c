@@ -1,0 +1,2 @@
+#include "log.h"
+typedef int sf_log_placeholder_t;

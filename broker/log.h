@@ -1,0 +1,3 @@
+#ifndef SF_LOG_H
+#define SF_LOG_H
+#endif

@@ -1,0 +1,2 @@
+#include "logdir.h"
+typedef int sf_logdir_placeholder_t;

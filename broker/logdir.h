@@ -1,0 +1,3 @@
+#ifndef SF_LOGDIR_H
+#define SF_LOGDIR_H
+#endif

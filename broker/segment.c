@@ -1,0 +1,2 @@
+#include "segment.h"
+typedef int sf_segment_placeholder_t;

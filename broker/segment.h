@@ -1,0 +1,3 @@
+#ifndef SF_SEGMENT_H
+#define SF_SEGMENT_H
+#endif

@@ -1,0 +1,2 @@
+#include "server.h"
+typedef int sf_server_placeholder_t;

@@ -1,0 +1,3 @@
+#ifndef SF_SERVER_H
+#define SF_SERVER_H
+#endif

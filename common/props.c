@@ -1,0 +1,2 @@
+#include "props.h"
+typedef int sf_props_placeholder_t;

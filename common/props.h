@@ -1,0 +1,3 @@
+#ifndef SF_PROPS_H
+#define SF_PROPS_H
+#endif

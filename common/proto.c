@@ -1,0 +1,2 @@
+#include "proto.h"
+typedef int sf_proto_placeholder_t;

@@ -1,0 +1,3 @@
+#ifndef SF_PROTO_H
+#define SF_PROTO_H
+#endif

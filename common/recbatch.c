@@ -1,0 +1,2 @@
+#include "recbatch.h"
+typedef int sf_recbatch_placeholder_t;

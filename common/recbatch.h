@@ -1,0 +1,3 @@
+#ifndef SF_RECBATCH_H
+#define SF_RECBATCH_H
+#endif

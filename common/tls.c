@@ -1,0 +1,2 @@
+#include "tls.h"
+typedef int sf_tls_placeholder_t;

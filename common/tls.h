@@ -1,0 +1,3 @@
+#ifndef SF_TLS_H
+#define SF_TLS_H
+#endif

@@ -1,0 +1,2 @@
+#include "cluster.h"
+typedef int sf_cluster_placeholder_t;

@@ -1,0 +1,3 @@
+#ifndef SF_CLUSTER_H
+#define SF_CLUSTER_H
+#endif
