@@ -1,3 +1,118 @@
+/* Typed broker configuration, read from a Kafka-style properties file.
+ *
+ * Keys carry Apache Kafka's names, meanings and defaults (ZooKeeper mode). Differences:
+ *   - broker.id is required and must be >= 0 (automatic id generation is not supported);
+ *   - zookeeper.connect without a chroot path uses the chroot "/streamflow";
+ *   - an unknown key is an error (Kafka only warns), except for a few Kafka keys StreamFlow does
+ *     not use, which are accepted and listed in ignored_keys;
+ *   - listener names are PLAINTEXT or SSL (no listener.security.protocol.map);
+ *   - log.level (error|warning|notice|info|debug, default info) and syslog (true|false,
+ *     default false) are StreamFlow's own keys.
+ * Every error is one sentence naming the file, the line, the key, the value and what is expected,
+ * e.g. `streamflowd.conf:7: log.segment.bytes: "12x" is not a number of bytes (expected an
+ * integer >= 14)`. */
 #ifndef SF_BROKERCFG_H
 #define SF_BROKERCFG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "props.h"
+
+/* The chroot used when zookeeper.connect names none. */
+#define SF_BROKERCFG_DEFAULT_ZK_CHROOT "/streamflow"
+
+/* Security protocol of a listener. */
+typedef enum sf_brokercfg_security {
+    SF_BROKERCFG_PLAINTEXT = 0,
+    SF_BROKERCFG_SSL = 1,
+} sf_brokercfg_security_t;
+
+/* One entry of listeners / advertised.listeners ("NAME://host:port"). */
+typedef struct sf_brokercfg_listener {
+    char name[16];                     /* "PLAINTEXT" or "SSL" (upper case) */
+    sf_brokercfg_security_t security;  /* from the name */
+    char *host;   /* owned; without brackets for IPv6; "" = all interfaces (listeners only) */
+    int port;     /* 0..65535; 0 = any free port (listeners only, see sf_server_port) */
+} sf_brokercfg_listener_t;
+
+/* The configuration. All strings and arrays are owned by the struct. */
+typedef struct sf_brokercfg {
+    char *path; /* the file it was loaded from */
+
+    int32_t broker_id; /* broker.id, >= 0 */
+
+    sf_brokercfg_listener_t *listeners; /* listeners (default PLAINTEXT://127.0.0.1:9092) */
+    size_t nlisteners;
+    /* advertised.listeners as configured (each name must be one of listeners), or the listeners
+     * when unset. An empty, 0.0.0.0 or :: host (from listeners) is advertised as this machine's
+     * first non-loopback IPv4 address (127.0.0.1 if none), "localhost" as 127.0.0.1 (the address
+     * the server binds for it). A port 0 comes from a listener with port 0: advertise
+     * sf_server_port() instead. */
+    sf_brokercfg_listener_t *advertised_listeners;
+    size_t nadvertised_listeners;
+
+    char **log_dirs; /* log.dirs, else log.dir (required) */
+    size_t nlog_dirs;
+
+    char *zk_connect;               /* zookeeper.connect without the chroot: "h1:2181,h2:2181" */
+    char *zk_chroot; /* its chroot: "/streamflow" when none given, "" for an explicit "/" */
+    int32_t zk_session_timeout_ms;  /* zookeeper.session.timeout.ms (18000) */
+    int32_t zk_connection_timeout_ms; /* zookeeper.connection.timeout.ms (= session timeout) */
+
+    int32_t num_partitions;             /* num.partitions (1) */
+    int32_t default_replication_factor; /* default.replication.factor (1), <= 32767 */
+    int32_t min_insync_replicas;        /* min.insync.replicas (1) */
+    int auto_create_topics_enable;      /* auto.create.topics.enable (true) */
+    int delete_topic_enable;            /* delete.topic.enable (true) */
+
+    int32_t log_segment_bytes;               /* log.segment.bytes (1073741824), >= 14 */
+    int64_t log_roll_ms;                     /* log.roll.ms, else log.roll.hours (168 h) */
+    int64_t log_retention_ms;                /* ms > minutes > hours (168 h); -1 = unlimited */
+    int64_t log_retention_bytes;             /* log.retention.bytes (-1 = unlimited) */
+    int64_t log_retention_check_interval_ms; /* log.retention.check.interval.ms (300000) */
+    int32_t log_index_interval_bytes;        /* log.index.interval.bytes (4096) */
+    int32_t log_index_size_max_bytes;        /* log.index.size.max.bytes (10485760) */
+    int64_t log_flush_interval_messages;     /* log.flush.interval.messages (INT64_MAX) */
+    int64_t log_flush_interval_ms;   /* log.flush.interval.ms (= scheduler interval: INT64_MAX) */
+    int64_t log_flush_scheduler_interval_ms; /* log.flush.scheduler.interval.ms (INT64_MAX) */
+    /* How often the flusher checks the time-based flush policy: the scheduler interval, or
+     * 1000 when that is left at its default (never). */
+    int64_t log_flush_check_interval_ms;
+
+    int32_t message_max_bytes;        /* message.max.bytes (1048588) */
+    int32_t socket_request_max_bytes; /* socket.request.max.bytes (104857600) */
+    int32_t num_network_threads;      /* num.network.threads (number of cores) */
+
+    char *ssl_keystore_location;   /* PEM: certificate chain + private key; NULL if unset */
+    char *ssl_key_password;        /* NULL if unset */
+    char *ssl_truststore_location; /* PEM CA bundle; NULL if unset */
+    int ssl_client_auth;           /* SF_TLS_CLIENT_AUTH_* (0 none, 1 requested, 2 required) */
+
+    int log_level; /* SF_LOG_* (log.level, default info) */
+    int syslog;    /* syslog (false) */
+
+    char **ignored_keys; /* Kafka keys present in the file that StreamFlow does not use */
+    size_t nignored_keys;
+} sf_brokercfg_t;
+
+/* Load and validate the file @path. On success *out is a new configuration (free with
+ * sf_brokercfg_free) and SF_OK is returned; otherwise a negative SF_ERR_* with one sentence in
+ * @errstr. */
+int sf_brokercfg_load(const char *path, sf_brokercfg_t **out, char *errstr, size_t errstr_size);
+
+/* The same from already parsed properties (@props is borrowed; its name is used in messages). */
+int sf_brokercfg_from_props(const sf_props_t *props, sf_brokercfg_t **out, char *errstr,
+                            size_t errstr_size);
+
+/* Free a configuration (NULL is allowed). */
+void sf_brokercfg_free(sf_brokercfg_t *cfg);
+
+/* Format @l as "NAME://host:port" (IPv6 hosts in brackets) into @buf; returns @buf. */
+char *sf_brokercfg_listener_str(const sf_brokercfg_listener_t *l, char *buf, size_t size);
+
+/* Print a summary of every key (name, type, default), one per line, to @fp (for --help). */
+void sf_brokercfg_print_keys(FILE *fp);
+
 #endif

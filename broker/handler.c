@@ -1,2 +1,1361 @@
+#include "config.h"
+
 #include "handler.h"
-typedef int sf_handler_placeholder_t;
+
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "brokercfg.h"
+#include "clock.h"
+#include "cluster.h"
+#include "err.h"
+#include "log.h"
+#include "logging.h"
+#include "proto.h"
+
+/* Longest an admin request waits for its change to show in the metadata. */
+#define ADMIN_MAX_WAIT_MS 30000
+/* Longest a fetch may wait, whatever the client asks. */
+#define FETCH_MAX_WAIT_MS 60000
+
+typedef struct fetch_wait fetch_wait_t;
+typedef struct admin_op admin_op_t;
+
+struct sf_handler {
+    sf_broker_t *b;
+    fetch_wait_t *fetches; /* parked long-poll fetches */
+    admin_op_t *admins;    /* admin requests waiting for ZooKeeper or the metadata */
+    struct event *wake_ev; /* re-evaluates parked fetches after appends */
+    int wake_pending;
+};
+
+/* A Fetch request waiting for MinBytes or MaxWaitMs. */
+struct fetch_wait {
+    sf_handler_t *h;
+    sf_req_t *req;
+    sf_proto_FetchRequest_t freq;
+    struct event *timer;
+    fetch_wait_t *prev, *next;
+};
+
+typedef enum { ADMIN_CREATE, ADMIN_DELETE, ADMIN_PARTITIONS } admin_kind_t;
+
+/* One topic of an admin request. */
+typedef struct admin_item {
+    admin_op_t *op;
+    char *topic; /* owned; NULL if the request's name was null */
+    int16_t error;
+    const char *message; /* static, or NULL */
+    int32_t partitions;  /* ADMIN_PARTITIONS: the new count */
+    int zk_pending;      /* the ZooKeeper write has not completed */
+} admin_item_t;
+
+struct admin_op {
+    sf_handler_t *h;
+    sf_req_t *req; /* NULL once answered */
+    admin_kind_t kind;
+    admin_item_t *items;
+    int nitems;
+    int zk_pending; /* items whose ZooKeeper write has not completed */
+    int validate_only;
+    struct event *timer;
+    admin_op_t *prev, *next;
+};
+
+static void respond(sf_req_t *req, sf_wbuf_t *wb) {
+    sf_req_respond(req, wb);
+    sf_wbuf_free(wb);
+}
+
+/* Answer a request whose body or version we cannot serve. */
+static void respond_unsupported(sf_req_t *req) {
+    sf_wbuf_t wb;
+    sf_wbuf_init(&wb);
+    /* An unknown API or version has no response layout we can encode: answer with the error
+     * code where every response version starts with one or a throttle time, so the client can
+     * at least log UNSUPPORTED_VERSION, as Kafka's error responses do. */
+    sf_wbuf_i16(&wb, SF_KERR_UNSUPPORTED_VERSION);
+    respond(req, &wb);
+}
+
+static void reject_malformed(sf_req_t *req, int rc) {
+    sf_log(SF_LOG_INFO, "PROTOERR", "%s: %s v%d request does not decode (%s); closing",
+           sf_conn_peer(req->conn), sf_proto_api_name(req->hdr.RequestApiKey),
+           req->hdr.RequestApiVersion, sf_err_str(rc));
+    sf_req_close(req);
+}
+
+/* A NUL-terminated copy of a slice in the request arena. */
+static char *arena_str(sf_req_t *req, sf_slice_t s) {
+    char *r;
+    if (s.len < 0)
+        return NULL;
+    r = sf_arena_alloc(&req->arena, (size_t)s.len + 1);
+    if (r && s.len)
+        memcpy(r, s.p, (size_t)s.len);
+    return r;
+}
+
+static sf_slice_t arena_slice(sf_req_t *req, const char *s) {
+    size_t n = strlen(s);
+    char *r = sf_arena_alloc(&req->arena, n + 1);
+    sf_slice_t sl = {NULL, 0};
+    if (r) {
+        memcpy(r, s, n + 1);
+        sl.p = (const uint8_t *)r;
+        sl.len = (int32_t)n;
+    }
+    return sl;
+}
+
+/* Kafka's wire error for a storage result. */
+static sf_kerr_t append_kerr(int rc) {
+    switch (rc) {
+    case SF_ERR_UNSUPPORTED: return SF_KERR_UNSUPPORTED_FOR_MESSAGE_FORMAT;
+    case SF_ERR_MALFORMED: return SF_KERR_CORRUPT_MESSAGE;
+    case SF_ERR_TOOLARGE: return SF_KERR_MESSAGE_TOO_LARGE;
+    default: return sf_err_to_kerr(rc);
+    }
+}
+
+static const sf_cluster_partition_t *find_partition(sf_cluster_snapshot_t *snap,
+                                                    const char *topic, int32_t partition) {
+    const sf_cluster_topic_t *t = snap ? sf_cluster_snapshot_topic(snap, topic) : NULL;
+    if (!t || partition < 0 || partition >= t->npartitions)
+        return NULL;
+    return &t->partitions[partition];
+}
+
+/* The local log of a partition this broker leads, or NULL with the error for the client. */
+static sf_log_t *leader_log(sf_handler_t *h, const char *topic, int32_t partition,
+                            sf_kerr_t *err) {
+    sf_cluster_snapshot_t *snap = sf_broker_snapshot(h->b);
+    const sf_cluster_partition_t *part = topic ? find_partition(snap, topic, partition) : NULL;
+    sf_log_t *log;
+    if (!part) {
+        *err = SF_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+        return NULL;
+    }
+    if (part->leader != sf_broker_cfg(h->b)->broker_id) {
+        *err = SF_KERR_NOT_LEADER_OR_FOLLOWER;
+        return NULL;
+    }
+    log = sf_broker_log(h->b, topic, partition);
+    if (!log)
+        *err = SF_KERR_NOT_LEADER_OR_FOLLOWER;
+    else
+        *err = SF_KERR_NONE;
+    return log;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * ApiVersions
+ * ------------------------------------------------------------------------------------------ */
+
+static void handle_ApiVersions(sf_handler_t *h, sf_req_t *req) {
+    int16_t ver = req->hdr.RequestApiVersion;
+    sf_proto_ApiVersionsRequest_t areq;
+    sf_proto_ApiVersionsResponse_t resp;
+    const sf_proto_api_t *apis;
+    size_t n, i;
+    sf_wbuf_t wb;
+    int rc;
+    (void)h;
+
+    sf_wbuf_init(&wb);
+    if (!sf_proto_version_supported(SF_PROTO_API_ApiVersions, ver)) {
+        sf_proto_ApiVersionsResponse_encode_error(&wb, SF_KERR_UNSUPPORTED_VERSION);
+        respond(req, &wb);
+        return;
+    }
+    rc = sf_proto_ApiVersionsRequest_decode(&req->body, ver, &req->arena, &areq);
+    memset(&resp, 0, sizeof(resp));
+    if (rc != SF_OK) {
+        /* Kafka answers a v3 request with bad client software fields with INVALID_REQUEST. */
+        resp.ErrorCode = SF_KERR_INVALID_REQUEST;
+    } else {
+        apis = sf_proto_api_all(&n);
+        resp.ApiKeys = sf_arena_calloc(&req->arena, n, sizeof(*resp.ApiKeys));
+        if (!resp.ApiKeys) {
+            sf_req_close(req);
+            return;
+        }
+        for (i = 0; i < n; i++) {
+            resp.ApiKeys[i].ApiKey = apis[i].ApiKey;
+            resp.ApiKeys[i].MinVersion = apis[i].MinVersion;
+            resp.ApiKeys[i].MaxVersion = apis[i].MaxVersion;
+            /* Produce v0-2 are advertised (librdkafka enables compression only when Produce
+             * v0 is) but answered with UNSUPPORTED_VERSION: magic < 2 is not stored. */
+            if (apis[i].ApiKey == SF_PROTO_API_Produce)
+                resp.ApiKeys[i].MinVersion = 0;
+        }
+        resp.ApiKeysCount = (int32_t)n;
+    }
+    sf_proto_ApiVersionsResponse_encode(&wb, ver, &resp);
+    respond(req, &wb);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Metadata
+ * ------------------------------------------------------------------------------------------ */
+
+static void auto_create_done(void *arg, int err) {
+    char *topic = arg;
+    if (err != SF_OK && err != SF_ERR_EXISTS)
+        sf_log(SF_LOG_WARNING, "ADMIN", "auto-creating topic %s failed: %s", topic,
+               sf_err_str(err));
+    else if (err == SF_OK)
+        sf_log(SF_LOG_INFO, "ADMIN", "auto-created topic %s", topic);
+    free(topic);
+}
+
+/* Create @topic with the broker defaults (auto.create.topics.enable). */
+static sf_kerr_t auto_create(sf_handler_t *h, const char *topic) {
+    const sf_brokercfg_t *cfg = sf_broker_cfg(h->b);
+    sf_cluster_t *cl = sf_broker_cluster(h->b);
+    char *arg;
+    int rc;
+    if (!cl)
+        return SF_KERR_LEADER_NOT_AVAILABLE;
+    arg = strdup(topic);
+    if (!arg)
+        return SF_KERR_UNKNOWN_SERVER_ERROR;
+    rc = sf_cluster_topic_create(cl, topic, cfg->num_partitions,
+                                 (int16_t)cfg->default_replication_factor, NULL, NULL, 0,
+                                 auto_create_done, arg);
+    if (rc != SF_OK) {
+        free(arg);
+        return rc == SF_ERR_INVALID ? SF_KERR_INVALID_REPLICATION_FACTOR
+                                    : SF_KERR_LEADER_NOT_AVAILABLE;
+    }
+    /* As Kafka does: the topic exists once the metadata shows it; until then the client sees
+     * LEADER_NOT_AVAILABLE and retries. */
+    return SF_KERR_LEADER_NOT_AVAILABLE;
+}
+
+static int broker_alive(const sf_cluster_snapshot_t *snap, int32_t id) {
+    return sf_cluster_snapshot_broker(snap, id) != NULL;
+}
+
+static int fill_topic_metadata(sf_req_t *req, sf_cluster_snapshot_t *snap,
+                               const sf_cluster_topic_t *t, sf_proto_MetadataResponse_Topic_t *mt) {
+    int p, i;
+    mt->Name = sf_slice_cstr(t->name);
+    mt->TopicAuthorizedOperations = INT32_MIN;
+    mt->Partitions = sf_arena_calloc(&req->arena, (size_t)t->npartitions, sizeof(*mt->Partitions));
+    if (t->npartitions && !mt->Partitions)
+        return SF_ERR_NOMEM;
+    mt->PartitionsCount = t->npartitions;
+    for (p = 0; p < t->npartitions; p++) {
+        const sf_cluster_partition_t *cp = &t->partitions[p];
+        sf_proto_MetadataResponse_Partition_t *mp = &mt->Partitions[p];
+        int noff = 0;
+        mp->PartitionIndex = p;
+        mp->LeaderEpoch = cp->leader_epoch;
+        mp->ReplicaNodes = cp->replicas;
+        mp->ReplicaNodesCount = cp->nreplicas;
+        mp->IsrNodes = cp->isr;
+        mp->IsrNodesCount = cp->nisr;
+        if (cp->leader >= 0 && broker_alive(snap, cp->leader)) {
+            mp->LeaderId = cp->leader;
+        } else {
+            mp->LeaderId = -1;
+            mp->ErrorCode = SF_KERR_LEADER_NOT_AVAILABLE;
+        }
+        mp->OfflineReplicas = sf_arena_calloc(&req->arena, (size_t)cp->nreplicas + 1, sizeof(int32_t));
+        if (!mp->OfflineReplicas)
+            return SF_ERR_NOMEM;
+        for (i = 0; i < cp->nreplicas; i++)
+            if (!broker_alive(snap, cp->replicas[i]))
+                mp->OfflineReplicas[noff++] = cp->replicas[i];
+        mp->OfflineReplicasCount = noff;
+    }
+    return SF_OK;
+}
+
+static void handle_Metadata(sf_handler_t *h, sf_req_t *req) {
+    int16_t ver = req->hdr.RequestApiVersion;
+    const sf_brokercfg_t *cfg = sf_broker_cfg(h->b);
+    sf_cluster_snapshot_t *snap = sf_broker_snapshot(h->b);
+    const char *listener = sf_conn_listener(req->conn);
+    sf_proto_MetadataRequest_t mreq;
+    sf_proto_MetadataResponse_t resp;
+    sf_wbuf_t wb;
+    int rc, i, nb = 0;
+
+    rc = sf_proto_MetadataRequest_decode(&req->body, ver, &req->arena, &mreq);
+    if (rc != SF_OK) {
+        reject_malformed(req, rc);
+        return;
+    }
+    memset(&resp, 0, sizeof(resp));
+    resp.ControllerId = snap ? snap->controller_id : -1;
+    resp.ClusterId = snap && snap->cluster_id ? sf_slice_cstr(snap->cluster_id) : sf_slice_cstr(NULL);
+    resp.ClusterAuthorizedOperations = INT32_MIN;
+
+    /* Brokers: each live broker's endpoint on the listener this client came in on. */
+    resp.Brokers = sf_arena_calloc(&req->arena, snap ? (size_t)snap->nbrokers + 1 : 1,
+                                   sizeof(*resp.Brokers));
+    if (!resp.Brokers)
+        goto nomem;
+    for (i = 0; snap && i < snap->nbrokers; i++) {
+        const sf_cluster_broker_t *br = &snap->brokers[i];
+        int e;
+        for (e = 0; e < br->nendpoints; e++) {
+            char host[256];
+            int32_t port;
+            if (sf_broker_endpoint_parse(br->endpoints[e], listener, host, sizeof(host), &port))
+                continue;
+            resp.Brokers[nb].NodeId = br->id;
+            resp.Brokers[nb].Host = arena_slice(req, host);
+            resp.Brokers[nb].Port = port;
+            resp.Brokers[nb].Rack = sf_slice_cstr(br->rack);
+            nb++;
+            break;
+        }
+    }
+    if (nb == 0) {
+        /* Not registered yet: describe this broker alone so the client can retry here. */
+        size_t n, e;
+        const char *const *eps = sf_broker_endpoints(h->b, &n);
+        for (e = 0; e < n; e++) {
+            char host[256];
+            int32_t port;
+            if (sf_broker_endpoint_parse(eps[e], listener, host, sizeof(host), &port))
+                continue;
+            resp.Brokers[0].NodeId = cfg->broker_id;
+            resp.Brokers[0].Host = arena_slice(req, host);
+            resp.Brokers[0].Port = port;
+            resp.Brokers[0].Rack = sf_slice_cstr(NULL);
+            nb = 1;
+            break;
+        }
+    }
+    resp.BrokersCount = nb;
+
+    if (mreq.TopicsCount < 0) {
+        int n = snap ? snap->ntopics : 0;
+        resp.Topics = sf_arena_calloc(&req->arena, (size_t)n + 1, sizeof(*resp.Topics));
+        if (!resp.Topics)
+            goto nomem;
+        for (i = 0; i < n; i++)
+            if (fill_topic_metadata(req, snap, &snap->topics[i], &resp.Topics[i]) != SF_OK)
+                goto nomem;
+        resp.TopicsCount = n;
+    } else {
+        int allow = cfg->auto_create_topics_enable && (ver < 4 || mreq.AllowAutoTopicCreation);
+        resp.Topics = sf_arena_calloc(&req->arena, (size_t)mreq.TopicsCount + 1, sizeof(*resp.Topics));
+        if (!resp.Topics)
+            goto nomem;
+        for (i = 0; i < mreq.TopicsCount; i++) {
+            sf_proto_MetadataResponse_Topic_t *mt = &resp.Topics[i];
+            char *name = arena_str(req, mreq.Topics[i].Name);
+            const sf_cluster_topic_t *t = name && snap ? sf_cluster_snapshot_topic(snap, name) : NULL;
+            mt->Name = mreq.Topics[i].Name;
+            mt->TopicAuthorizedOperations = INT32_MIN;
+            if (t) {
+                if (fill_topic_metadata(req, snap, t, mt) != SF_OK)
+                    goto nomem;
+            } else if (!name || !sf_cluster_topic_name_valid(name)) {
+                mt->ErrorCode = SF_KERR_INVALID_TOPIC_EXCEPTION;
+            } else if (allow) {
+                mt->ErrorCode = auto_create(h, name);
+            } else {
+                mt->ErrorCode = SF_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+            }
+        }
+        resp.TopicsCount = mreq.TopicsCount;
+    }
+    sf_wbuf_init(&wb);
+    sf_proto_MetadataResponse_encode(&wb, ver, &resp);
+    respond(req, &wb);
+    return;
+nomem:
+    sf_req_close(req);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Produce
+ * ------------------------------------------------------------------------------------------ */
+
+static void wake_fetches(sf_handler_t *h) {
+    if (h->fetches && !h->wake_pending) {
+        h->wake_pending = 1;
+        event_active(h->wake_ev, 0, 0);
+    }
+}
+
+static void handle_Produce(sf_handler_t *h, sf_req_t *req) {
+    int16_t ver = req->hdr.RequestApiVersion;
+    const sf_brokercfg_t *cfg = sf_broker_cfg(h->b);
+    sf_cluster_snapshot_t *snap = sf_broker_snapshot(h->b);
+    sf_proto_ProduceRequest_t preq;
+    sf_proto_ProduceResponse_t resp;
+    int64_t now = sf_clock_wall_ms();
+    int appended = 0;
+    sf_wbuf_t wb;
+    int rc, t, p;
+
+    rc = sf_proto_ProduceRequest_decode(&req->body, ver, &req->arena, &preq);
+    if (rc != SF_OK) {
+        reject_malformed(req, rc);
+        return;
+    }
+    memset(&resp, 0, sizeof(resp));
+    resp.Responses = sf_arena_calloc(&req->arena, (size_t)preq.TopicDataCount + 1, sizeof(*resp.Responses));
+    if (!resp.Responses)
+        goto nomem;
+    resp.ResponsesCount = preq.TopicDataCount;
+    for (t = 0; t < preq.TopicDataCount; t++) {
+        sf_proto_ProduceRequest_Topic_t *pt = &preq.TopicData[t];
+        sf_proto_ProduceResponse_Topic_t *rt = &resp.Responses[t];
+        char *topic = arena_str(req, pt->Name);
+        rt->Name = pt->Name;
+        rt->PartitionResponses = sf_arena_calloc(&req->arena, (size_t)pt->PartitionDataCount + 1,
+                                                 sizeof(*rt->PartitionResponses));
+        if (!rt->PartitionResponses)
+            goto nomem;
+        rt->PartitionResponsesCount = pt->PartitionDataCount;
+        for (p = 0; p < pt->PartitionDataCount; p++) {
+            sf_proto_ProduceRequest_Partition_t *pp = &pt->PartitionData[p];
+            sf_proto_ProduceResponse_Partition_t *rp = &rt->PartitionResponses[p];
+            sf_log_append_info_t info;
+            sf_kerr_t kerr;
+            sf_log_t *log;
+            rp->Index = pp->Index;
+            rp->BaseOffset = -1;
+            rp->LogAppendTimeMs = -1;
+            rp->LogStartOffset = -1;
+            if (ver < 3) {
+                /* Magic 0 and 1 message sets are not stored. */
+                rp->ErrorCode = SF_KERR_UNSUPPORTED_VERSION;
+                continue;
+            }
+            if (preq.Acks != 0 && preq.Acks != 1 && preq.Acks != -1) {
+                rp->ErrorCode = SF_KERR_INVALID_REQUIRED_ACKS;
+                continue;
+            }
+            log = leader_log(h, topic, pp->Index, &kerr);
+            if (!log) {
+                rp->ErrorCode = kerr;
+                continue;
+            }
+            if (preq.Acks == -1) {
+                const sf_cluster_partition_t *cp = find_partition(snap, topic, pp->Index);
+                const char *mir = sf_cluster_topic_config(sf_cluster_snapshot_topic(snap, topic),
+                                                          "min.insync.replicas");
+                int min_isr = mir ? atoi(mir) : cfg->min_insync_replicas;
+                if (cp && cp->nisr < min_isr) {
+                    rp->ErrorCode = SF_KERR_NOT_ENOUGH_REPLICAS;
+                    continue;
+                }
+            }
+            if (pp->Records.len <= 0) {
+                rp->ErrorCode = SF_KERR_CORRUPT_MESSAGE;
+                continue;
+            }
+            rc = sf_log_append(log, (uint8_t *)pp->Records.p, (size_t)pp->Records.len, now, &info);
+            if (rc != SF_OK) {
+                rp->ErrorCode = append_kerr(rc);
+                sf_log(SF_LOG_INFO, "PRODUCE", "%s: %s-%d: append rejected: %s",
+                       sf_conn_peer(req->conn), topic, pp->Index, sf_err_str(rc));
+                continue;
+            }
+            appended = 1;
+            rp->BaseOffset = info.FirstOffset;
+            rp->LogAppendTimeMs = info.LogAppendTime;
+            rp->LogStartOffset = info.LogStartOffset;
+        }
+    }
+    if (appended)
+        wake_fetches(h);
+    if (preq.Acks == 0) {
+        sf_req_respond_none(req);
+        return;
+    }
+    sf_wbuf_init(&wb);
+    sf_proto_ProduceResponse_encode(&wb, ver, &resp);
+    respond(req, &wb);
+    return;
+nomem:
+    sf_req_close(req);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Fetch (with the purgatory for long polls)
+ * ------------------------------------------------------------------------------------------ */
+
+static void release_slices(sf_proto_FetchResponse_t *resp) {
+    int t, p;
+    for (t = 0; t < resp->ResponsesCount; t++)
+        for (p = 0; p < resp->Responses[t].PartitionsCount; p++) {
+            sf_proto_FetchResponse_Partition_t *rp = &resp->Responses[t].Partitions[p];
+            if (rp->RecordsRef) {
+                sf_log_slice_release(((sf_log_slice_t *)rp->RecordsRef)->seg);
+                rp->RecordsRef = NULL;
+            }
+        }
+}
+
+/* Read what @freq asks for into @resp (slices allocated in the request arena). Returns the
+ * record bytes gathered, or -1 on no memory. */
+static int64_t fetch_read(sf_handler_t *h, sf_req_t *req, const sf_proto_FetchRequest_t *freq,
+                          sf_proto_FetchResponse_t *resp) {
+    int64_t total = 0;
+    int32_t budget = freq->MaxBytes > 0 ? freq->MaxBytes : INT32_MAX;
+    int t, p;
+
+    memset(resp, 0, sizeof(*resp));
+    resp->Responses = sf_arena_calloc(&req->arena, (size_t)freq->TopicsCount + 1, sizeof(*resp->Responses));
+    if (!resp->Responses)
+        return -1;
+    for (t = 0; t < freq->TopicsCount; t++) {
+        const sf_proto_FetchRequest_Topic_t *ft = &freq->Topics[t];
+        sf_proto_FetchResponse_Topic_t *rt = &resp->Responses[t];
+        char *topic = arena_str(req, ft->Topic);
+        rt->Topic = ft->Topic;
+        rt->Partitions = sf_arena_calloc(&req->arena, (size_t)ft->PartitionsCount + 1, sizeof(*rt->Partitions));
+        if (!rt->Partitions)
+            return -1;
+        resp->ResponsesCount = t + 1;
+        for (p = 0; p < ft->PartitionsCount; p++) {
+            const sf_proto_FetchRequest_Partition_t *fp = &ft->Partitions[p];
+            sf_proto_FetchResponse_Partition_t *rp = &rt->Partitions[p];
+            sf_log_slice_t *slice;
+            sf_kerr_t kerr;
+            sf_log_t *log;
+            int32_t max;
+            int rc;
+
+            rt->PartitionsCount = p + 1;
+            rp->PartitionIndex = fp->Partition;
+            rp->HighWatermark = -1;
+            rp->LastStableOffset = -1;
+            rp->LogStartOffset = -1;
+            rp->PreferredReadReplica = -1;
+            rp->AbortedTransactionsCount = -1;
+            rp->Records.len = -1;
+            log = leader_log(h, topic, fp->Partition, &kerr);
+            if (!log) {
+                rp->ErrorCode = kerr;
+                continue;
+            }
+            rp->HighWatermark = sf_log_high_watermark(log);
+            rp->LastStableOffset = rp->HighWatermark;
+            rp->LogStartOffset = sf_log_start_offset(log);
+            rp->Records.len = 0;
+            max = fp->PartitionMaxBytes < budget ? fp->PartitionMaxBytes : budget;
+            if (max <= 0 && total > 0)
+                continue;
+            slice = sf_arena_alloc(&req->arena, sizeof(*slice));
+            if (!slice)
+                return -1;
+            rc = sf_log_read(log, fp->FetchOffset, max > 0 ? max : 1, rp->HighWatermark, slice);
+            if (rc == SF_ERR_RANGE) {
+                rp->ErrorCode = SF_KERR_OFFSET_OUT_OF_RANGE;
+                continue;
+            }
+            if (rc != SF_OK) {
+                rp->ErrorCode = SF_KERR_KAFKA_STORAGE_ERROR;
+                continue;
+            }
+            if (slice->len == 0)
+                continue;
+            /* KIP-74: a batch larger than the limits is still sent when it is the first data of
+             * the response, so a consumer never gets stuck behind it. */
+            if ((int64_t)slice->len > max && total > 0) {
+                sf_log_slice_release(slice->seg);
+                continue;
+            }
+            rp->Records.len = (int32_t)slice->len;
+            rp->RecordsRef = slice;
+            total += (int64_t)slice->len;
+            budget = (int64_t)slice->len >= budget ? 0 : budget - (int32_t)slice->len;
+        }
+    }
+    return total;
+}
+
+static void fetch_wait_free(fetch_wait_t *fw) {
+    sf_handler_t *h = fw->h;
+    if (fw->prev)
+        fw->prev->next = fw->next;
+    else
+        h->fetches = fw->next;
+    if (fw->next)
+        fw->next->prev = fw->prev;
+    if (fw->timer)
+        event_free(fw->timer);
+    free(fw);
+}
+
+/* Answer or park a fetch. @final: answer with whatever there is. Returns 1 if it was
+ * answered. */
+static int fetch_try(sf_handler_t *h, sf_req_t *req, const sf_proto_FetchRequest_t *freq,
+                     int final) {
+    sf_proto_FetchResponse_t resp;
+    int64_t got = fetch_read(h, req, freq, &resp);
+    sf_wbuf_t wb;
+    if (got < 0) {
+        release_slices(&resp);
+        sf_req_close(req);
+        return 1;
+    }
+    if (!final && got < freq->MinBytes && !sf_conn_closed(req->conn)) {
+        release_slices(&resp);
+        return 0;
+    }
+    sf_wbuf_init(&wb);
+    sf_proto_FetchResponse_encode(&wb, req->hdr.RequestApiVersion, &resp);
+    /* The server takes the slice references over with the response. */
+    sf_req_respond(req, &wb);
+    sf_wbuf_free(&wb);
+    return 1;
+}
+
+static void fetch_timeout_cb(evutil_socket_t fd, short what, void *arg) {
+    fetch_wait_t *fw = arg;
+    (void)fd;
+    (void)what;
+    fetch_try(fw->h, fw->req, &fw->freq, 1);
+    fetch_wait_free(fw);
+}
+
+static void fetch_wake_cb(evutil_socket_t fd, short what, void *arg) {
+    sf_handler_t *h = arg;
+    fetch_wait_t *fw, *next;
+    (void)fd;
+    (void)what;
+    h->wake_pending = 0;
+    for (fw = h->fetches; fw; fw = next) {
+        next = fw->next;
+        if (fetch_try(h, fw->req, &fw->freq, 0))
+            fetch_wait_free(fw);
+    }
+}
+
+static void handle_Fetch(sf_handler_t *h, sf_req_t *req) {
+    fetch_wait_t *fw;
+    sf_proto_FetchRequest_t freq;
+    struct timeval tv;
+    int32_t wait;
+    int rc;
+
+    rc = sf_proto_FetchRequest_decode(&req->body, req->hdr.RequestApiVersion, &req->arena, &freq);
+    if (rc != SF_OK) {
+        reject_malformed(req, rc);
+        return;
+    }
+    if (fetch_try(h, req, &freq, freq.MaxWaitMs <= 0 || freq.MinBytes <= 0))
+        return;
+    fw = calloc(1, sizeof(*fw));
+    if (!fw) {
+        fetch_try(h, req, &freq, 1);
+        return;
+    }
+    fw->h = h;
+    fw->req = req;
+    fw->freq = freq;
+    fw->timer = evtimer_new(sf_broker_base(h->b), fetch_timeout_cb, fw);
+    if (!fw->timer) {
+        free(fw);
+        fetch_try(h, req, &freq, 1);
+        return;
+    }
+    wait = freq.MaxWaitMs < FETCH_MAX_WAIT_MS ? freq.MaxWaitMs : FETCH_MAX_WAIT_MS;
+    tv.tv_sec = wait / 1000;
+    tv.tv_usec = (wait % 1000) * 1000;
+    evtimer_add(fw->timer, &tv);
+    fw->next = h->fetches;
+    if (h->fetches)
+        h->fetches->prev = fw;
+    h->fetches = fw;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * ListOffsets
+ * ------------------------------------------------------------------------------------------ */
+
+#define LIST_OFFSETS_LATEST (-1)
+#define LIST_OFFSETS_EARLIEST (-2)
+
+static void handle_ListOffsets(sf_handler_t *h, sf_req_t *req) {
+    int16_t ver = req->hdr.RequestApiVersion;
+    sf_proto_ListOffsetsRequest_t lreq;
+    sf_proto_ListOffsetsResponse_t resp;
+    sf_cluster_snapshot_t *snap = sf_broker_snapshot(h->b);
+    sf_wbuf_t wb;
+    int rc, t, p;
+
+    rc = sf_proto_ListOffsetsRequest_decode(&req->body, ver, &req->arena, &lreq);
+    if (rc != SF_OK) {
+        reject_malformed(req, rc);
+        return;
+    }
+    memset(&resp, 0, sizeof(resp));
+    resp.Topics = sf_arena_calloc(&req->arena, (size_t)lreq.TopicsCount + 1, sizeof(*resp.Topics));
+    if (!resp.Topics)
+        goto nomem;
+    resp.TopicsCount = lreq.TopicsCount;
+    for (t = 0; t < lreq.TopicsCount; t++) {
+        sf_proto_ListOffsetsRequest_Topic_t *lt = &lreq.Topics[t];
+        sf_proto_ListOffsetsResponse_Topic_t *rt = &resp.Topics[t];
+        char *topic = arena_str(req, lt->Name);
+        rt->Name = lt->Name;
+        rt->Partitions = sf_arena_calloc(&req->arena, (size_t)lt->PartitionsCount + 1, sizeof(*rt->Partitions));
+        if (!rt->Partitions)
+            goto nomem;
+        rt->PartitionsCount = lt->PartitionsCount;
+        for (p = 0; p < lt->PartitionsCount; p++) {
+            sf_proto_ListOffsetsRequest_Partition_t *lp = &lt->Partitions[p];
+            sf_proto_ListOffsetsResponse_Partition_t *rp = &rt->Partitions[p];
+            const sf_cluster_partition_t *cp;
+            sf_kerr_t kerr;
+            sf_log_t *log = leader_log(h, topic, lp->PartitionIndex, &kerr);
+            rp->PartitionIndex = lp->PartitionIndex;
+            rp->Timestamp = -1;
+            rp->Offset = -1;
+            rp->LeaderEpoch = -1;
+            if (!log) {
+                rp->ErrorCode = kerr;
+                continue;
+            }
+            cp = find_partition(snap, topic, lp->PartitionIndex);
+            if (lp->Timestamp == LIST_OFFSETS_EARLIEST) {
+                rp->Offset = sf_log_start_offset(log);
+            } else if (lp->Timestamp == LIST_OFFSETS_LATEST) {
+                rp->Offset = sf_log_high_watermark(log);
+            } else {
+                int64_t off, ts;
+                rc = sf_log_offset_for_timestamp(log, lp->Timestamp, &off, &ts);
+                if (rc == SF_OK && off < sf_log_high_watermark(log)) {
+                    rp->Offset = off;
+                    rp->Timestamp = ts;
+                } else if (rc != SF_OK && rc != SF_ERR_NOTFOUND) {
+                    rp->ErrorCode = SF_KERR_KAFKA_STORAGE_ERROR;
+                }
+                /* Not found: offset and timestamp -1, as Kafka answers. */
+            }
+            if (cp && rp->ErrorCode == SF_KERR_NONE && rp->Offset >= 0)
+                rp->LeaderEpoch = cp->leader_epoch;
+        }
+    }
+    sf_wbuf_init(&wb);
+    sf_proto_ListOffsetsResponse_encode(&wb, ver, &resp);
+    respond(req, &wb);
+    return;
+nomem:
+    sf_req_close(req);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Admin requests: CreateTopics, DeleteTopics, CreatePartitions
+ * ------------------------------------------------------------------------------------------ */
+
+static void admin_respond(admin_op_t *op) {
+    sf_req_t *req = op->req;
+    int16_t ver = req->hdr.RequestApiVersion;
+    sf_wbuf_t wb;
+    int i;
+
+    sf_wbuf_init(&wb);
+    if (op->kind == ADMIN_CREATE) {
+        sf_proto_CreateTopicsResponse_t resp;
+        memset(&resp, 0, sizeof(resp));
+        resp.Topics = sf_arena_calloc(&req->arena, (size_t)op->nitems + 1, sizeof(*resp.Topics));
+        for (i = 0; resp.Topics && i < op->nitems; i++) {
+            resp.Topics[i].Name = sf_slice_cstr(op->items[i].topic ? op->items[i].topic : "");
+            resp.Topics[i].ErrorCode = op->items[i].error;
+            resp.Topics[i].ErrorMessage = sf_slice_cstr(op->items[i].message);
+        }
+        resp.TopicsCount = resp.Topics ? op->nitems : 0;
+        sf_proto_CreateTopicsResponse_encode(&wb, ver, &resp);
+    } else if (op->kind == ADMIN_DELETE) {
+        sf_proto_DeleteTopicsResponse_t resp;
+        memset(&resp, 0, sizeof(resp));
+        resp.Responses = sf_arena_calloc(&req->arena, (size_t)op->nitems + 1, sizeof(*resp.Responses));
+        for (i = 0; resp.Responses && i < op->nitems; i++) {
+            resp.Responses[i].Name = sf_slice_cstr(op->items[i].topic ? op->items[i].topic : "");
+            resp.Responses[i].ErrorCode = op->items[i].error;
+        }
+        resp.ResponsesCount = resp.Responses ? op->nitems : 0;
+        sf_proto_DeleteTopicsResponse_encode(&wb, ver, &resp);
+    } else {
+        sf_proto_CreatePartitionsResponse_t resp;
+        memset(&resp, 0, sizeof(resp));
+        resp.Results = sf_arena_calloc(&req->arena, (size_t)op->nitems + 1, sizeof(*resp.Results));
+        for (i = 0; resp.Results && i < op->nitems; i++) {
+            resp.Results[i].Name = sf_slice_cstr(op->items[i].topic ? op->items[i].topic : "");
+            resp.Results[i].ErrorCode = op->items[i].error;
+            resp.Results[i].ErrorMessage = sf_slice_cstr(op->items[i].message);
+        }
+        resp.ResultsCount = resp.Results ? op->nitems : 0;
+        sf_proto_CreatePartitionsResponse_encode(&wb, ver, &resp);
+    }
+    /* The item names live in the request arena: respond before anything is freed. */
+    respond(req, &wb);
+    op->req = NULL;
+}
+
+static void admin_free(admin_op_t *op) {
+    sf_handler_t *h = op->h;
+    int i;
+    if (h) {
+        if (op->prev)
+            op->prev->next = op->next;
+        else
+            h->admins = op->next;
+        if (op->next)
+            op->next->prev = op->prev;
+    }
+    if (op->timer)
+        event_free(op->timer);
+    for (i = 0; i < op->nitems; i++)
+        free(op->items[i].topic);
+    free(op->items);
+    free(op);
+}
+
+/* 1 when every successful item's change is visible in the metadata and local logs. */
+static int admin_visible(admin_op_t *op) {
+    sf_cluster_snapshot_t *snap = sf_broker_snapshot(op->h->b);
+    int i;
+    if (op->validate_only)
+        return 1;
+    for (i = 0; i < op->nitems; i++) {
+        const admin_item_t *it = &op->items[i];
+        const sf_cluster_topic_t *t;
+        if (it->error != SF_KERR_NONE)
+            continue;
+        t = snap ? sf_cluster_snapshot_topic(snap, it->topic) : NULL;
+        if (op->kind == ADMIN_DELETE ? t != NULL : (!t || t->npartitions < it->partitions))
+            return 0;
+    }
+    return 1;
+}
+
+/* Answer @op if its ZooKeeper writes are done and the metadata shows them (or @force). The
+ * op is freed once answered and no ZooKeeper completion refers to it. Returns 1 if freed. */
+static int admin_check(admin_op_t *op, int force) {
+    int i;
+    if (op->req && op->zk_pending == 0 && (force || admin_visible(op)))
+        admin_respond(op);
+    if (force && op->req) {
+        for (i = 0; i < op->nitems; i++)
+            if (op->items[i].zk_pending)
+                op->items[i].error = SF_KERR_REQUEST_TIMED_OUT;
+        admin_respond(op);
+    }
+    if (!op->req && op->zk_pending == 0) {
+        admin_free(op);
+        return 1;
+    }
+    return 0;
+}
+
+static void admin_done(void *arg, int err) {
+    admin_item_t *it = arg;
+    admin_op_t *op = it->op;
+    it->zk_pending = 0;
+    op->zk_pending--;
+    if (!op->h) {
+        /* The handlers are gone (shutdown) and the request was answered. */
+        if (op->zk_pending == 0)
+            admin_free(op);
+        return;
+    }
+    switch (err) {
+    case SF_OK: break;
+    case SF_ERR_EXISTS: it->error = SF_KERR_TOPIC_ALREADY_EXISTS; break;
+    case SF_ERR_NOTFOUND: it->error = SF_KERR_UNKNOWN_TOPIC_OR_PARTITION; break;
+    case SF_ERR_INVALID:
+        it->error = op->kind == ADMIN_PARTITIONS ? SF_KERR_INVALID_PARTITIONS
+                                                 : SF_KERR_INVALID_REPLICATION_FACTOR;
+        break;
+    default:
+        it->error = SF_KERR_UNKNOWN_SERVER_ERROR;
+        it->message = "the ZooKeeper write failed";
+    }
+    admin_check(op, 0);
+}
+
+static void admin_timeout_cb(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    admin_check(arg, 1);
+}
+
+static admin_op_t *admin_new(sf_handler_t *h, sf_req_t *req, admin_kind_t kind, int nitems,
+                             int32_t timeout_ms) {
+    admin_op_t *op = calloc(1, sizeof(*op));
+    struct timeval tv;
+    if (!op)
+        return NULL;
+    /* Items outlive the request when a ZooKeeper write completes after the answer. */
+    op->items = calloc((size_t)nitems + 1, sizeof(*op->items));
+    op->timer = evtimer_new(sf_broker_base(h->b), admin_timeout_cb, op);
+    if (!op->items || !op->timer) {
+        if (op->timer)
+            event_free(op->timer);
+        free(op->items);
+        free(op);
+        return NULL;
+    }
+    op->h = h;
+    op->req = req;
+    op->kind = kind;
+    op->nitems = nitems;
+    if (timeout_ms <= 0 || timeout_ms > ADMIN_MAX_WAIT_MS)
+        timeout_ms = ADMIN_MAX_WAIT_MS;
+    tv.tv_sec = timeout_ms / 1000;
+    tv.tv_usec = (timeout_ms % 1000) * 1000;
+    evtimer_add(op->timer, &tv);
+    op->next = h->admins;
+    if (h->admins)
+        h->admins->prev = op;
+    h->admins = op;
+    return op;
+}
+
+/* Record the item's ZooKeeper write as started (rc SF_OK) or its synchronous failure. */
+static void admin_started(admin_item_t *it, int rc) {
+    if (rc == SF_OK) {
+        it->zk_pending = 1;
+        it->op->zk_pending++;
+    } else if (rc == SF_ERR_INVALID) {
+        it->error = it->op->kind == ADMIN_PARTITIONS ? SF_KERR_INVALID_PARTITIONS
+                                                     : SF_KERR_INVALID_REPLICATION_FACTOR;
+    } else {
+        it->error = SF_KERR_UNKNOWN_SERVER_ERROR;
+    }
+}
+
+static int duplicate_name(admin_op_t *op, int i) {
+    int j;
+    for (j = 0; j < op->nitems; j++)
+        if (j != i && op->items[j].topic && op->items[i].topic &&
+            !strcmp(op->items[j].topic, op->items[i].topic))
+            return 1;
+    return 0;
+}
+
+static void handle_CreateTopics(sf_handler_t *h, sf_req_t *req) {
+    const sf_brokercfg_t *cfg = sf_broker_cfg(h->b);
+    sf_cluster_snapshot_t *snap = sf_broker_snapshot(h->b);
+    sf_cluster_t *cl = sf_broker_cluster(h->b);
+    sf_proto_CreateTopicsRequest_t creq;
+    admin_op_t *op;
+    int rc, i, j, k;
+
+    rc = sf_proto_CreateTopicsRequest_decode(&req->body, req->hdr.RequestApiVersion, &req->arena,
+                                             &creq);
+    if (rc != SF_OK) {
+        reject_malformed(req, rc);
+        return;
+    }
+    op = admin_new(h, req, ADMIN_CREATE, creq.TopicsCount, creq.TimeoutMs);
+    if (!op) {
+        sf_req_close(req);
+        return;
+    }
+    op->validate_only = creq.ValidateOnly;
+    for (i = 0; i < creq.TopicsCount; i++)
+        op->items[i].topic = sf_slice_strdup(creq.Topics[i].Name);
+    for (i = 0; i < creq.TopicsCount; i++) {
+        sf_proto_CreateTopicsRequest_Topic_t *ct = &creq.Topics[i];
+        admin_item_t *it = &op->items[i];
+        int32_t nparts = ct->NumPartitions;
+        int16_t rf = ct->ReplicationFactor;
+        int32_t *assignment = NULL;
+        sf_cluster_config_entry_t *configs = NULL;
+
+        it->op = op;
+        if (!it->topic || !sf_cluster_topic_name_valid(it->topic)) {
+            it->error = SF_KERR_INVALID_TOPIC_EXCEPTION;
+            it->message = "topic names are 1 to 249 characters of [a-zA-Z0-9._-], not . or ..";
+            continue;
+        }
+        if (duplicate_name(op, i)) {
+            it->error = SF_KERR_INVALID_REQUEST;
+            it->message = "the topic is named more than once in the request";
+            continue;
+        }
+        if (!cl) {
+            it->error = SF_KERR_NOT_CONTROLLER;
+            it->message = "the broker is not registered in ZooKeeper yet";
+            continue;
+        }
+        if (snap && sf_cluster_snapshot_topic(snap, it->topic)) {
+            it->error = SF_KERR_TOPIC_ALREADY_EXISTS;
+            it->message = "the topic already exists";
+            continue;
+        }
+        if (ct->AssignmentsCount > 0) {
+            /* Manual assignment: partition-major broker ids, all of one length. */
+            if (nparts != -1 || rf != -1) {
+                it->error = SF_KERR_INVALID_REQUEST;
+                it->message = "give either an assignment or partitions and replication factor";
+                continue;
+            }
+            nparts = ct->AssignmentsCount;
+            rf = (int16_t)ct->Assignments[0].BrokerIdsCount;
+            assignment = sf_arena_calloc(&req->arena, (size_t)nparts * (size_t)(rf > 0 ? rf : 1),
+                                         sizeof(int32_t));
+            if (!assignment) {
+                it->error = SF_KERR_UNKNOWN_SERVER_ERROR;
+                continue;
+            }
+            for (j = 0; j < nparts && it->error == SF_KERR_NONE; j++) {
+                const sf_proto_CreateTopicsRequest_Assignment_t *a = &ct->Assignments[j];
+                if (a->PartitionIndex < 0 || a->PartitionIndex >= nparts || a->BrokerIdsCount != rf ||
+                    rf <= 0) {
+                    it->error = SF_KERR_INVALID_REPLICA_ASSIGNMENT;
+                    it->message = "partitions must be numbered 0..n-1 with replica lists of one length";
+                    break;
+                }
+                for (k = 0; k < rf; k++) {
+                    if (!snap || !sf_cluster_snapshot_broker(snap, a->BrokerIds[k])) {
+                        it->error = SF_KERR_INVALID_REPLICA_ASSIGNMENT;
+                        it->message = "the assignment names a broker that is not registered";
+                        break;
+                    }
+                    assignment[(size_t)a->PartitionIndex * (size_t)rf + (size_t)k] = a->BrokerIds[k];
+                }
+            }
+            if (it->error != SF_KERR_NONE)
+                continue;
+        } else {
+            if (nparts == -1)
+                nparts = cfg->num_partitions;
+            if (rf == -1)
+                rf = (int16_t)cfg->default_replication_factor;
+            if (nparts <= 0) {
+                it->error = SF_KERR_INVALID_PARTITIONS;
+                it->message = "the number of partitions must be at least 1";
+                continue;
+            }
+            if (rf <= 0 || !snap || rf > snap->nbrokers) {
+                it->error = SF_KERR_INVALID_REPLICATION_FACTOR;
+                it->message = "the replication factor is larger than the number of live brokers";
+                continue;
+            }
+        }
+        if (ct->ConfigsCount > 0) {
+            configs = sf_arena_calloc(&req->arena, (size_t)ct->ConfigsCount, sizeof(*configs));
+            if (!configs) {
+                it->error = SF_KERR_UNKNOWN_SERVER_ERROR;
+                continue;
+            }
+            for (j = 0; j < ct->ConfigsCount; j++) {
+                configs[j].name = arena_str(req, ct->Configs[j].Name);
+                configs[j].value = arena_str(req, ct->Configs[j].Value);
+                if (!configs[j].name || !configs[j].value ||
+                    !sf_broker_topic_config_known(configs[j].name)) {
+                    it->error = SF_KERR_INVALID_CONFIG;
+                    it->message = "unknown topic config or null value";
+                    break;
+                }
+            }
+            if (it->error != SF_KERR_NONE)
+                continue;
+        }
+        it->partitions = nparts;
+        if (creq.ValidateOnly)
+            continue;
+        admin_started(it, sf_cluster_topic_create(cl, it->topic, nparts, rf, assignment, configs,
+                                                  ct->ConfigsCount > 0 ? ct->ConfigsCount : 0,
+                                                  admin_done, it));
+    }
+    admin_check(op, 0);
+}
+
+static void handle_DeleteTopics(sf_handler_t *h, sf_req_t *req) {
+    const sf_brokercfg_t *cfg = sf_broker_cfg(h->b);
+    sf_cluster_snapshot_t *snap = sf_broker_snapshot(h->b);
+    sf_cluster_t *cl = sf_broker_cluster(h->b);
+    sf_proto_DeleteTopicsRequest_t dreq;
+    admin_op_t *op;
+    int rc, i;
+
+    rc = sf_proto_DeleteTopicsRequest_decode(&req->body, req->hdr.RequestApiVersion, &req->arena,
+                                             &dreq);
+    if (rc != SF_OK) {
+        reject_malformed(req, rc);
+        return;
+    }
+    op = admin_new(h, req, ADMIN_DELETE, dreq.TopicNamesCount, dreq.TimeoutMs);
+    if (!op) {
+        sf_req_close(req);
+        return;
+    }
+    for (i = 0; i < dreq.TopicNamesCount; i++) {
+        admin_item_t *it = &op->items[i];
+        it->op = op;
+        it->topic = sf_slice_strdup(dreq.TopicNames[i]);
+        if (!it->topic) {
+            it->error = SF_KERR_INVALID_REQUEST;
+        } else if (!cfg->delete_topic_enable) {
+            it->error = SF_KERR_TOPIC_DELETION_DISABLED;
+        } else if (!cl) {
+            it->error = SF_KERR_NOT_CONTROLLER;
+        } else if (!snap || !sf_cluster_snapshot_topic(snap, it->topic)) {
+            it->error = SF_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+        } else {
+            admin_started(it, sf_cluster_topic_delete(cl, it->topic, admin_done, it));
+        }
+    }
+    admin_check(op, 0);
+}
+
+static void handle_CreatePartitions(sf_handler_t *h, sf_req_t *req) {
+    sf_cluster_snapshot_t *snap = sf_broker_snapshot(h->b);
+    sf_cluster_t *cl = sf_broker_cluster(h->b);
+    sf_proto_CreatePartitionsRequest_t creq;
+    admin_op_t *op;
+    int rc, i, j, k;
+
+    rc = sf_proto_CreatePartitionsRequest_decode(&req->body, req->hdr.RequestApiVersion,
+                                                 &req->arena, &creq);
+    if (rc != SF_OK) {
+        reject_malformed(req, rc);
+        return;
+    }
+    op = admin_new(h, req, ADMIN_PARTITIONS, creq.TopicsCount, creq.TimeoutMs);
+    if (!op) {
+        sf_req_close(req);
+        return;
+    }
+    op->validate_only = creq.ValidateOnly;
+    for (i = 0; i < creq.TopicsCount; i++) {
+        sf_proto_CreatePartitionsRequest_Topic_t *ct = &creq.Topics[i];
+        admin_item_t *it = &op->items[i];
+        const sf_cluster_topic_t *t;
+        int32_t *assignment = NULL;
+        it->op = op;
+        it->topic = sf_slice_strdup(ct->Name);
+        it->partitions = ct->Count;
+        if (!it->topic) {
+            it->error = SF_KERR_INVALID_REQUEST;
+            continue;
+        }
+        t = snap ? sf_cluster_snapshot_topic(snap, it->topic) : NULL;
+        if (!t) {
+            it->error = SF_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+            continue;
+        }
+        if (ct->Count <= t->npartitions) {
+            it->error = SF_KERR_INVALID_PARTITIONS;
+            it->message = "the new partition count must be larger than the current one";
+            continue;
+        }
+        if (!cl) {
+            it->error = SF_KERR_NOT_CONTROLLER;
+            continue;
+        }
+        if (ct->AssignmentsCount > 0) {
+            int rf = t->npartitions ? t->partitions[0].nreplicas : 1;
+            if (ct->AssignmentsCount != ct->Count - t->npartitions) {
+                it->error = SF_KERR_INVALID_REPLICA_ASSIGNMENT;
+                it->message = "give one replica list per new partition";
+                continue;
+            }
+            assignment = sf_arena_calloc(&req->arena, (size_t)ct->AssignmentsCount * (size_t)rf,
+                                         sizeof(int32_t));
+            if (!assignment) {
+                it->error = SF_KERR_UNKNOWN_SERVER_ERROR;
+                continue;
+            }
+            for (j = 0; j < ct->AssignmentsCount && it->error == SF_KERR_NONE; j++) {
+                if (ct->Assignments[j].BrokerIdsCount != rf) {
+                    it->error = SF_KERR_INVALID_REPLICA_ASSIGNMENT;
+                    it->message = "each replica list must have the topic's replication factor";
+                    break;
+                }
+                for (k = 0; k < rf; k++)
+                    assignment[(size_t)j * (size_t)rf + (size_t)k] = ct->Assignments[j].BrokerIds[k];
+            }
+            if (it->error != SF_KERR_NONE)
+                continue;
+        }
+        if (creq.ValidateOnly)
+            continue;
+        admin_started(it, sf_cluster_partitions_add(cl, it->topic, ct->Count, assignment,
+                                                    admin_done, it));
+    }
+    admin_check(op, 0);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * DescribeConfigs
+ * ------------------------------------------------------------------------------------------ */
+
+#define RESOURCE_TOPIC 2
+#define RESOURCE_BROKER 4
+/* ConfigSource values (DescribeConfigsResponse). */
+#define SOURCE_DYNAMIC_TOPIC 1
+#define SOURCE_STATIC_BROKER 4
+#define SOURCE_DEFAULT 5
+
+static int key_wanted(const sf_proto_DescribeConfigsRequest_Resource_t *res, const char *name) {
+    int i;
+    if (res->ConfigurationKeysCount < 0)
+        return 1;
+    for (i = 0; i < res->ConfigurationKeysCount; i++)
+        if (sf_slice_eq(res->ConfigurationKeys[i], name))
+            return 1;
+    return 0;
+}
+
+static void handle_DescribeConfigs(sf_handler_t *h, sf_req_t *req) {
+    int16_t ver = req->hdr.RequestApiVersion;
+    const sf_brokercfg_t *cfg = sf_broker_cfg(h->b);
+    sf_cluster_snapshot_t *snap = sf_broker_snapshot(h->b);
+    sf_proto_DescribeConfigsRequest_t dreq;
+    sf_proto_DescribeConfigsResponse_t resp;
+    sf_wbuf_t wb;
+    int rc, i;
+
+    rc = sf_proto_DescribeConfigsRequest_decode(&req->body, ver, &req->arena, &dreq);
+    if (rc != SF_OK) {
+        reject_malformed(req, rc);
+        return;
+    }
+    memset(&resp, 0, sizeof(resp));
+    resp.Results = sf_arena_calloc(&req->arena, (size_t)dreq.ResourcesCount + 1, sizeof(*resp.Results));
+    if (!resp.Results)
+        goto nomem;
+    resp.ResultsCount = dreq.ResourcesCount;
+    for (i = 0; i < dreq.ResourcesCount; i++) {
+        const sf_proto_DescribeConfigsRequest_Resource_t *res = &dreq.Resources[i];
+        sf_proto_DescribeConfigsResponse_Result_t *rr = &resp.Results[i];
+        sf_broker_topic_config_t tc[32];
+        char *name = arena_str(req, res->ResourceName);
+        const sf_cluster_topic_t *t = NULL;
+        size_t n, j;
+        rr->ResourceType = res->ResourceType;
+        rr->ResourceName = res->ResourceName;
+        rr->ErrorMessage = sf_slice_cstr(NULL);
+        if (res->ResourceType == RESOURCE_TOPIC) {
+            t = name && snap ? sf_cluster_snapshot_topic(snap, name) : NULL;
+            if (!t) {
+                rr->ErrorCode = SF_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+                continue;
+            }
+        } else if (res->ResourceType == RESOURCE_BROKER) {
+            char id[16];
+            snprintf(id, sizeof(id), "%d", cfg->broker_id);
+            if (!name || (name[0] && strcmp(name, id))) {
+                rr->ErrorCode = SF_KERR_INVALID_REQUEST;
+                rr->ErrorMessage = sf_slice_cstr("not this broker's id");
+                continue;
+            }
+        } else {
+            rr->ErrorCode = SF_KERR_INVALID_REQUEST;
+            rr->ErrorMessage = sf_slice_cstr("only topic and broker resources are described");
+            continue;
+        }
+        n = sf_broker_topic_configs(h->b, t, tc, sizeof(tc) / sizeof(tc[0]));
+        rr->Configs = sf_arena_calloc(&req->arena, n + 1, sizeof(*rr->Configs));
+        if (!rr->Configs)
+            goto nomem;
+        for (j = 0; j < n; j++) {
+            sf_proto_DescribeConfigsResponse_Config_t *c;
+            /* Broker resources use the broker key names (log.* for the log settings). */
+            if (!key_wanted(res, tc[j].name))
+                continue;
+            c = &rr->Configs[rr->ConfigsCount++];
+            c->Name = sf_slice_cstr(tc[j].name);
+            c->Value = arena_slice(req, tc[j].value);
+            c->ReadOnly = res->ResourceType == RESOURCE_BROKER;
+            c->IsDefault = tc[j].is_default;
+            c->ConfigSource = res->ResourceType == RESOURCE_BROKER ? SOURCE_STATIC_BROKER
+                              : tc[j].is_default                 ? SOURCE_DEFAULT
+                                                                 : SOURCE_DYNAMIC_TOPIC;
+            c->Documentation = sf_slice_cstr(NULL);
+        }
+    }
+    sf_wbuf_init(&wb);
+    sf_proto_DescribeConfigsResponse_encode(&wb, ver, &resp);
+    respond(req, &wb);
+    return;
+nomem:
+    sf_req_close(req);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Dispatch
+ * ------------------------------------------------------------------------------------------ */
+
+void sf_handler_dispatch(sf_req_t *req, void *arg) {
+    sf_handler_t *h = arg;
+    int16_t key = req->hdr.RequestApiKey, ver = req->hdr.RequestApiVersion;
+
+    if (key == SF_PROTO_API_ApiVersions) {
+        handle_ApiVersions(h, req);
+        return;
+    }
+    if (!sf_proto_version_supported(key, ver) && !(key == SF_PROTO_API_Produce && ver >= 0 && ver < 3)) {
+        sf_log(SF_LOG_INFO, "PROTOERR", "%s: unsupported request %s (key %d) v%d",
+               sf_conn_peer(req->conn), sf_proto_api_name(key), key, ver);
+        respond_unsupported(req);
+        return;
+    }
+    switch (key) {
+    case SF_PROTO_API_Produce: handle_Produce(h, req); break;
+    case SF_PROTO_API_Fetch: handle_Fetch(h, req); break;
+    case SF_PROTO_API_ListOffsets: handle_ListOffsets(h, req); break;
+    case SF_PROTO_API_Metadata: handle_Metadata(h, req); break;
+    case SF_PROTO_API_CreateTopics: handle_CreateTopics(h, req); break;
+    case SF_PROTO_API_DeleteTopics: handle_DeleteTopics(h, req); break;
+    case SF_PROTO_API_CreatePartitions: handle_CreatePartitions(h, req); break;
+    case SF_PROTO_API_DescribeConfigs: handle_DescribeConfigs(h, req); break;
+    default: respond_unsupported(req); break;
+    }
+}
+
+void sf_handler_on_snapshot(sf_handler_t *h) {
+    admin_op_t *op, *next;
+    for (op = h->admins; op; op = next) {
+        next = op->next;
+        admin_check(op, 0);
+    }
+}
+
+sf_handler_t *sf_handler_new(sf_broker_t *b) {
+    sf_handler_t *h = calloc(1, sizeof(*h));
+    if (!h)
+        return NULL;
+    h->b = b;
+    h->wake_ev = event_new(sf_broker_base(b), -1, 0, fetch_wake_cb, h);
+    if (!h->wake_ev) {
+        free(h);
+        return NULL;
+    }
+    return h;
+}
+
+void sf_handler_free(sf_handler_t *h) {
+    admin_op_t *op, *next;
+    if (!h)
+        return;
+    while (h->fetches) {
+        fetch_wait_t *fw = h->fetches;
+        fetch_try(h, fw->req, &fw->freq, 1);
+        fetch_wait_free(fw);
+    }
+    /* Admin requests get their answer now; ZooKeeper completions that are still due find
+     * their op through the items, so those ops stay until the cluster module (freed after
+     * the handlers) completes them with an error. */
+    for (op = h->admins; op; op = next) {
+        next = op->next;
+        if (op->req)
+            admin_respond(op);
+        op->h = NULL;
+        if (op->zk_pending == 0)
+            admin_free(op);
+    }
+    event_free(h->wake_ev);
+    free(h);
+}

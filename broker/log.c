@@ -1,2 +1,957 @@
+/* Partition logs: segment list, append, read, recovery, flush and retention (see log.h). */
 #include "log.h"
-typedef int sf_log_placeholder_t;
+
+#include <assert.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "logging.h"
+
+#define BATCHES_ON_STACK 32
+
+struct sf_log {
+    pthread_mutex_t mu;       /* segment list, offsets, indexes, counters */
+    pthread_mutex_t flush_mu; /* one flush at a time */
+    char *topic;
+    int32_t partition;
+    char *path; /* <dir>/<topic>-<partition> */
+    sf_log_config_t cfg;
+    sf_segment_t **segs; /* by base offset; the last one takes appends */
+    size_t nsegs, capsegs;
+    int64_t leo;
+    int64_t hw; /* -1: follows the LEO */
+    int32_t leader_epoch;
+    int64_t recovery_point;
+    int64_t unflushed_msgs;
+    int64_t first_unflushed_ms; /* now_ms of the first append since the last flush; -1 */
+    int64_t last_append_ms;
+    int sealed_unsynced; /* a roll happened since the last flush */
+    int dir_unsynced;    /* a segment file was created since the last flush */
+};
+
+void sf_log_config_default(sf_log_config_t *cfg) {
+    cfg->segment_bytes = 1073741824;
+    cfg->roll_ms = 7LL * 24 * 3600 * 1000;
+    cfg->retention_ms = 7LL * 24 * 3600 * 1000;
+    cfg->retention_bytes = -1;
+    cfg->index_interval_bytes = 4096;
+    cfg->flush_messages = INT64_MAX;
+    cfg->flush_ms = INT64_MAX;
+    cfg->max_message_bytes = 1048588;
+    cfg->index_max_bytes = 10485760;
+}
+
+/* ---- helpers ---- */
+
+static sf_segment_t *active_seg(const sf_log_t *log) {
+    assert(log->nsegs > 0);
+    return log->segs[log->nsegs - 1];
+}
+
+static int segs_push(sf_log_t *log, sf_segment_t *seg) {
+    if (log->nsegs == log->capsegs) {
+        size_t cap = log->capsegs ? log->capsegs * 2 : 8;
+        sf_segment_t **p = realloc(log->segs, cap * sizeof(*p));
+        if (!p)
+            return SF_ERR_NOMEM;
+        log->segs = p;
+        log->capsegs = cap;
+    }
+    log->segs[log->nsegs++] = seg;
+    return SF_OK;
+}
+
+/* Index of the segment with the largest base offset <= @offset (0 if none). */
+static size_t seg_find(const sf_log_t *log, int64_t offset) {
+    size_t lo = 0, hi = log->nsegs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (log->segs[mid]->base_offset <= offset)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo == 0 ? 0 : lo - 1;
+}
+
+static int64_t start_offset_locked(const sf_log_t *log) {
+    return log->segs[0]->base_offset;
+}
+
+static int32_t index_interval(const sf_log_t *log) {
+    return log->cfg.index_interval_bytes > 0 ? log->cfg.index_interval_bytes : 1;
+}
+
+static int64_t segment_limit(const sf_log_t *log) {
+    int64_t lim = log->cfg.segment_bytes;
+    if (lim <= 0 || lim > SF_SEGMENT_MAX_BYTES)
+        lim = SF_SEGMENT_MAX_BYTES;
+    return lim;
+}
+
+static int fsync_dir(const char *path) {
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int rc = SF_OK;
+    if (fd < 0)
+        return SF_ERR_IO;
+    if (fsync(fd) < 0)
+        rc = SF_ERR_IO;
+    close(fd);
+    return rc;
+}
+
+static int topic_valid(const char *topic) {
+    size_t i, n = strlen(topic);
+    if (n == 0 || n > 249 || !strcmp(topic, ".") || !strcmp(topic, ".."))
+        return 0;
+    for (i = 0; i < n; i++) {
+        char c = topic[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-'))
+            return 0;
+    }
+    return 1;
+}
+
+/* "<20 digits>.log" -> base offset. */
+static int parse_segment_name(const char *name, const char *ext, int64_t *base) {
+    size_t i, n = strlen(name), elen = strlen(ext);
+    int64_t v = 0;
+    if (n != 20 + elen || strcmp(name + 20, ext) != 0)
+        return 0;
+    for (i = 0; i < 20; i++) {
+        if (name[i] < '0' || name[i] > '9')
+            return 0;
+        if (v > (INT64_MAX - (name[i] - '0')) / 10)
+            return 0;
+        v = v * 10 + (name[i] - '0');
+    }
+    *base = v;
+    return 1;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int has_suffix(const char *s, const char *suffix) {
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* List the segment base offsets in @path, removing leftovers of interrupted operations and
+ * index files whose .log is gone. */
+static int list_segments(const char *path, int64_t **bases, size_t *count) {
+    DIR *d = opendir(path);
+    struct dirent *de;
+    int64_t *v = NULL, base;
+    size_t n = 0, cap = 0;
+    char file[4200];
+
+    *bases = NULL;
+    *count = 0;
+    if (!d)
+        return SF_ERR_IO;
+    while ((de = readdir(d)) != NULL) {
+        if (parse_segment_name(de->d_name, ".log", &base)) {
+            if (n == cap) {
+                int64_t *p;
+                cap = cap ? cap * 2 : 16;
+                p = realloc(v, cap * sizeof(*v));
+                if (!p) {
+                    free(v);
+                    closedir(d);
+                    return SF_ERR_NOMEM;
+                }
+                v = p;
+            }
+            v[n++] = base;
+        } else if (has_suffix(de->d_name, ".deleted") || has_suffix(de->d_name, ".cleaned") ||
+                   has_suffix(de->d_name, ".swap") || has_suffix(de->d_name, ".tmp")) {
+            snprintf(file, sizeof(file), "%s/%s", path, de->d_name);
+            sf_log(SF_LOG_INFO, "STORAGE", "removing leftover file %s", file);
+            (void)unlink(file);
+        }
+    }
+    closedir(d);
+    if (n > 1)
+        qsort(v, n, sizeof(*v), cmp_i64);
+    /* Index files without their .log. */
+    d = opendir(path);
+    if (d) {
+        while ((de = readdir(d)) != NULL) {
+            if ((parse_segment_name(de->d_name, ".index", &base) ||
+                 parse_segment_name(de->d_name, ".timeindex", &base)) &&
+                (n == 0 || !bsearch(&base, v, n, sizeof(*v), cmp_i64))) {
+                snprintf(file, sizeof(file), "%s/%s", path, de->d_name);
+                sf_log(SF_LOG_INFO, "STORAGE", "removing orphan index %s", file);
+                (void)unlink(file);
+            }
+        }
+        closedir(d);
+    }
+    *bases = v;
+    *count = n;
+    return SF_OK;
+}
+
+/* Remove a segment that follows a truncated one (unreachable data). */
+static void delete_segment_files(const sf_log_t *log, int64_t base) {
+    sf_segment_t *seg;
+    sf_log(SF_LOG_WARNING, "STORAGE", "%s: deleting segment %020" PRId64 " after a truncated one",
+           log->path, base);
+    if (sf_segment_open(log->path, base, &seg) == SF_OK) {
+        (void)sf_segment_unlink(seg);
+        sf_segment_unref(seg);
+    }
+}
+
+/* Open and recover / load every segment. */
+static int load_segments(sf_log_t *log, int64_t recovery_point) {
+    int64_t *bases;
+    size_t n, i;
+    int rc;
+
+    rc = list_segments(log->path, &bases, &n);
+    if (rc != SF_OK) {
+        sf_log(SF_LOG_ERR, "STORAGE", "cannot list %s: %s", log->path, strerror(errno));
+        return rc;
+    }
+    for (i = 0; i < n; i++) {
+        sf_segment_t *seg;
+        int last = i + 1 == n;
+        /* The segment holds offsets [base_i, base_i+1): recover it if that range reaches
+         * the recovery point. */
+        int recover = last ? recovery_point != INT64_MAX : bases[i + 1] > recovery_point;
+        int64_t truncated = 0, orig_size;
+
+        rc = sf_segment_open(log->path, bases[i], &seg);
+        if (rc != SF_OK)
+            goto out;
+        orig_size = seg->size;
+        if (recover) {
+            rc = sf_segment_recover(seg, seg->base_offset, index_interval(log), &truncated);
+            if (rc == SF_OK && !last && truncated == 0)
+                rc = sf_segment_seal(seg);
+        } else {
+            rc = sf_segment_load(seg, last, index_interval(log));
+            /* A clean segment whose tail had to be cut ends the log like a recovered one. */
+            truncated = orig_size - seg->size;
+        }
+        if (rc == SF_OK)
+            rc = segs_push(log, seg);
+        if (rc != SF_OK) {
+            sf_segment_unref(seg);
+            goto out;
+        }
+        if (truncated > 0 && !last) {
+            /* Everything after a torn batch is unreachable: the log ends here. */
+            size_t j;
+            for (j = i + 1; j < n; j++)
+                delete_segment_files(log, bases[j]);
+            /* The truncated segment is the active one now; the rebuild that cut it left
+             * its indexes on the heap, ready for appends. */
+            assert(seg->oidx.loaded && !seg->oidx.mapped);
+            seg->sealed = 0;
+            break;
+        }
+    }
+    /* Sealed segments end where the next one starts. */
+    for (i = 0; i + 1 < log->nsegs; i++)
+        if (log->segs[i]->next_offset < log->segs[i + 1]->base_offset)
+            log->segs[i]->next_offset = log->segs[i + 1]->base_offset;
+    rc = SF_OK;
+out:
+    free(bases);
+    return rc;
+}
+
+int sf_log_open(const char *dir, const char *topic, int32_t partition, const sf_log_config_t *cfg,
+                int64_t recovery_point, sf_log_t **logp) {
+    sf_log_t *log;
+    char path[4096];
+    int rc = SF_ERR_NOMEM;
+
+    *logp = NULL;
+    if (!topic_valid(topic) || partition < 0)
+        return SF_ERR_INVALID;
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s-%d", dir, topic, (int)partition) >=
+        sizeof(path))
+        return SF_ERR_INVALID;
+    log = calloc(1, sizeof(*log));
+    if (!log)
+        return SF_ERR_NOMEM;
+    pthread_mutex_init(&log->mu, NULL);
+    pthread_mutex_init(&log->flush_mu, NULL);
+    log->topic = strdup(topic);
+    log->path = strdup(path);
+    log->partition = partition;
+    log->cfg = *cfg;
+    log->hw = -1;
+    log->first_unflushed_ms = -1;
+    if (!log->topic || !log->path)
+        goto err;
+    if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+        sf_log(SF_LOG_ERR, "STORAGE", "cannot create %s: %s", path, strerror(errno));
+        rc = SF_ERR_IO;
+        goto err;
+    }
+    rc = load_segments(log, recovery_point);
+    if (rc != SF_OK)
+        goto err;
+    if (log->nsegs == 0) {
+        sf_segment_t *seg;
+        rc = sf_segment_create(path, 0, &seg);
+        if (rc != SF_OK)
+            goto err;
+        rc = segs_push(log, seg);
+        if (rc != SF_OK) {
+            sf_segment_unref(seg);
+            goto err;
+        }
+        (void)fsync_dir(path);
+        (void)fsync_dir(dir);
+    }
+    log->leo = active_seg(log)->next_offset;
+    log->recovery_point = recovery_point < log->leo ? recovery_point : log->leo;
+    if (log->recovery_point < start_offset_locked(log))
+        log->recovery_point = start_offset_locked(log);
+    sf_log(SF_LOG_INFO, "STORAGE", "%s: opened, %zu segment(s), offsets %" PRId64 "..%" PRId64,
+           path, log->nsegs, start_offset_locked(log), log->leo);
+    *logp = log;
+    return SF_OK;
+
+err:
+    sf_log_close(log);
+    return rc;
+}
+
+void sf_log_close(sf_log_t *log) {
+    size_t i;
+    if (!log)
+        return;
+    if (log->nsegs > 0)
+        (void)sf_segment_seal(active_seg(log)); /* final time entry, pending index entries */
+    for (i = 0; i < log->nsegs; i++)
+        sf_segment_unref(log->segs[i]);
+    free(log->segs);
+    free(log->topic);
+    free(log->path);
+    pthread_mutex_destroy(&log->mu);
+    pthread_mutex_destroy(&log->flush_mu);
+    free(log);
+}
+
+/* ---- append ---- */
+
+/* Seal the active segment and start a new one at the LEO. Called with log->mu held. */
+static int roll_locked(sf_log_t *log) {
+    sf_segment_t *seg, *old = active_seg(log);
+    int rc;
+    rc = sf_segment_create(log->path, log->leo, &seg);
+    if (rc != SF_OK)
+        return rc;
+    rc = segs_push(log, seg);
+    if (rc != SF_OK) {
+        (void)sf_segment_unlink(seg);
+        sf_segment_unref(seg);
+        return rc;
+    }
+    if (sf_segment_seal(old) != SF_OK)
+        sf_log(SF_LOG_WARNING, "STORAGE", "%s: could not write the indexes of segment %020" PRId64
+               "; they will be rebuilt", log->path, old->base_offset);
+    log->sealed_unsynced = 1;
+    log->dir_unsynced = 1;
+    sf_log(SF_LOG_INFO, "STORAGE", "%s: rolled new segment at offset %" PRId64, log->path,
+           log->leo);
+    return SF_OK;
+}
+
+/* Whether appending @len bytes in @nbatches batches ending at @last_offset needs a new
+ * segment (as Kafka's Log.maybeRoll). */
+static int needs_roll(const sf_log_t *log, size_t len, size_t nbatches, int64_t last_offset,
+                      int64_t now_ms) {
+    const sf_segment_t *seg = active_seg(log);
+    int64_t max_entries_o, max_entries_t;
+    if (seg->size == 0)
+        return 0;
+    if (seg->size + (int64_t)len > segment_limit(log))
+        return 1;
+    if (seg->roll_base_ms >= 0 && log->cfg.roll_ms >= 0 &&
+        now_ms - seg->roll_base_ms > log->cfg.roll_ms)
+        return 1;
+    max_entries_o = log->cfg.index_max_bytes / SF_SEGMENT_OFFSET_ENTRY_SIZE;
+    max_entries_t = log->cfg.index_max_bytes / SF_SEGMENT_TIME_ENTRY_SIZE;
+    if ((int64_t)(seg->oidx.n + nbatches) > max_entries_o ||
+        (int64_t)(seg->tidx.n + nbatches) > max_entries_t)
+        return 1;
+    if (last_offset - seg->base_offset > INT32_MAX)
+        return 1;
+    return 0;
+}
+
+int sf_log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_ms,
+                  sf_log_append_info_t *info) {
+    sf_segment_batch_t stackv[BATCHES_ON_STACK], *bv = stackv;
+    size_t nb = 0, capb = BATCHES_ON_STACK, pos = 0, i;
+    int64_t records = 0, next;
+    int rc = SF_OK;
+
+    if (len == 0)
+        return SF_ERR_MALFORMED;
+    /* Validate everything before touching the log (no lock needed). */
+    while (pos < len) {
+        sf_recbatch_hdr_t hdr;
+        size_t bsize;
+        if (len - pos > SF_RECBATCH_OFF_MAGIC && batches[pos + SF_RECBATCH_OFF_MAGIC] != 2) {
+            rc = SF_ERR_UNSUPPORTED;
+            goto out;
+        }
+        rc = sf_recbatch_header_parse(batches + pos, len - pos, &hdr, &bsize);
+        if (rc == SF_ERR_MALFORMED)
+            goto out;
+        if (rc == SF_AGAIN && len - pos < SF_RECBATCH_HEADER_SIZE) {
+            rc = SF_ERR_MALFORMED; /* a partial header */
+            goto out;
+        }
+        if (log->cfg.max_message_bytes > 0 && bsize > (size_t)log->cfg.max_message_bytes) {
+            rc = SF_ERR_TOOLARGE;
+            goto out;
+        }
+        if (rc == SF_AGAIN) {
+            rc = SF_ERR_MALFORMED; /* a partial batch */
+            goto out;
+        }
+        rc = sf_recbatch_validate(batches + pos, bsize, &hdr);
+        if (rc != SF_OK)
+            goto out;
+        if (nb == capb) {
+            sf_segment_batch_t *p;
+            capb *= 2;
+            p = bv == stackv ? malloc(capb * sizeof(*p)) : realloc(bv, capb * sizeof(*p));
+            if (!p) {
+                rc = SF_ERR_NOMEM;
+                goto out;
+            }
+            if (bv == stackv)
+                memcpy(p, stackv, sizeof(stackv));
+            bv = p;
+        }
+        bv[nb].base_offset = 0; /* assigned under the lock */
+        bv[nb].last_offset = hdr.LastOffsetDelta; /* relative until then */
+        bv[nb].max_timestamp = hdr.MaxTimestamp;
+        bv[nb].size = bsize;
+        nb++;
+        records += hdr.RecordCount;
+        pos += bsize;
+    }
+    if (len > SF_SEGMENT_MAX_BYTES) {
+        rc = SF_ERR_TOOLARGE;
+        goto out;
+    }
+
+    pthread_mutex_lock(&log->mu);
+    next = log->leo;
+    pos = 0;
+    for (i = 0; i < nb; i++) {
+        int64_t delta = bv[i].last_offset;
+        sf_recbatch_set_base_offset(batches + pos, next);
+        sf_recbatch_set_leader_epoch(batches + pos, log->leader_epoch);
+        bv[i].base_offset = next;
+        bv[i].last_offset = next + delta;
+        next = bv[i].last_offset + 1;
+        pos += bv[i].size;
+    }
+    if (needs_roll(log, len, nb, next - 1, now_ms)) {
+        rc = roll_locked(log);
+        if (rc != SF_OK) {
+            pthread_mutex_unlock(&log->mu);
+            goto out;
+        }
+    }
+    rc = sf_segment_append(active_seg(log), batches, len, bv, nb, now_ms, index_interval(log));
+    if (rc == SF_OK) {
+        if (info) {
+            info->FirstOffset = log->leo;
+            info->LastOffset = next - 1;
+            info->LogAppendTime = -1;
+            info->LogStartOffset = start_offset_locked(log);
+            info->RecordCount = records > INT32_MAX ? INT32_MAX : (int32_t)records;
+        }
+        log->leo = next;
+        if (log->unflushed_msgs == 0)
+            log->first_unflushed_ms = now_ms;
+        log->unflushed_msgs += records;
+        log->last_append_ms = now_ms;
+    }
+    pthread_mutex_unlock(&log->mu);
+out:
+    if (bv != stackv)
+        free(bv);
+    return rc;
+}
+
+void sf_log_set_leader_epoch(sf_log_t *log, int32_t leader_epoch) {
+    pthread_mutex_lock(&log->mu);
+    log->leader_epoch = leader_epoch;
+    pthread_mutex_unlock(&log->mu);
+}
+
+/* ---- offsets ---- */
+
+int64_t sf_log_start_offset(sf_log_t *log) {
+    int64_t v;
+    pthread_mutex_lock(&log->mu);
+    v = start_offset_locked(log);
+    pthread_mutex_unlock(&log->mu);
+    return v;
+}
+
+int64_t sf_log_end_offset(sf_log_t *log) {
+    int64_t v;
+    pthread_mutex_lock(&log->mu);
+    v = log->leo;
+    pthread_mutex_unlock(&log->mu);
+    return v;
+}
+
+static int64_t hw_locked(const sf_log_t *log) {
+    if (log->hw < 0 || log->hw > log->leo)
+        return log->leo;
+    return log->hw;
+}
+
+int64_t sf_log_high_watermark(sf_log_t *log) {
+    int64_t v;
+    pthread_mutex_lock(&log->mu);
+    v = hw_locked(log);
+    pthread_mutex_unlock(&log->mu);
+    return v;
+}
+
+void sf_log_set_high_watermark(sf_log_t *log, int64_t hw) {
+    pthread_mutex_lock(&log->mu);
+    if (hw >= 0) {
+        if (hw < start_offset_locked(log))
+            hw = start_offset_locked(log);
+        if (hw > log->leo)
+            hw = log->leo;
+    } else {
+        hw = -1;
+    }
+    log->hw = hw;
+    pthread_mutex_unlock(&log->mu);
+}
+
+int64_t sf_log_size_bytes(sf_log_t *log) {
+    int64_t total = 0;
+    size_t i;
+    pthread_mutex_lock(&log->mu);
+    for (i = 0; i < log->nsegs; i++)
+        total += log->segs[i]->size;
+    pthread_mutex_unlock(&log->mu);
+    return total;
+}
+
+size_t sf_log_segment_count(sf_log_t *log) {
+    size_t n;
+    pthread_mutex_lock(&log->mu);
+    n = log->nsegs;
+    pthread_mutex_unlock(&log->mu);
+    return n;
+}
+
+int64_t sf_log_recovery_point(sf_log_t *log) {
+    int64_t v;
+    pthread_mutex_lock(&log->mu);
+    v = log->recovery_point;
+    pthread_mutex_unlock(&log->mu);
+    return v;
+}
+
+/* ---- read ---- */
+
+void sf_log_slice_release(sf_segment_t *seg) {
+    sf_segment_unref(seg);
+}
+
+int sf_log_read(sf_log_t *log, int64_t offset, int32_t max_bytes, int64_t max_offset,
+                sf_log_slice_t *out) {
+    sf_segment_t *seg;
+    int64_t pos, end, found, run_end, seg_base;
+    sf_recbatch_hdr_t hdr;
+    size_t bsize, i;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    out->fd = -1;
+    pthread_mutex_lock(&log->mu);
+    if (offset < start_offset_locked(log) || offset > log->leo) {
+        pthread_mutex_unlock(&log->mu);
+        return SF_ERR_RANGE;
+    }
+    if (offset == log->leo) {
+        pthread_mutex_unlock(&log->mu);
+        return SF_OK;
+    }
+    i = seg_find(log, offset);
+    for (;;) {
+        seg = log->segs[i];
+        rc = sf_segment_index_ensure(seg, index_interval(log));
+        if (rc != SF_OK) {
+            pthread_mutex_unlock(&log->mu);
+            return rc;
+        }
+        pos = sf_segment_index_lookup(seg, offset);
+        end = seg->size;
+        seg_base = seg->base_offset;
+        sf_segment_ref(seg);
+        pthread_mutex_unlock(&log->mu);
+
+        /* Headers are read outside the lock, below the size snapshot. */
+        rc = sf_segment_scan(seg, pos, end, offset, &found, &hdr, &bsize);
+        if (rc != SF_ERR_NOTFOUND)
+            break;
+        /* Nothing at or after @offset here (a gap at the segment's end): try the next. */
+        sf_segment_unref(seg);
+        pthread_mutex_lock(&log->mu);
+        i = seg_find(log, seg_base) + 1;
+        if (i >= log->nsegs || log->segs[i - 1]->base_offset != seg_base) {
+            pthread_mutex_unlock(&log->mu);
+            return SF_OK;
+        }
+    }
+    if (rc != SF_OK) {
+        sf_segment_unref(seg);
+        return rc;
+    }
+    if (hdr.BaseOffset >= max_offset) {
+        sf_segment_unref(seg);
+        return SF_OK;
+    }
+    /* KIP-74: the first batch always goes, then whole batches while they fit. */
+    run_end = found + (int64_t)bsize;
+    if (max_bytes > 0 && (int64_t)bsize < max_bytes && run_end < end) {
+        int64_t max_end = found + max_bytes, from;
+        /* Skip ahead with the index: batches before an entry that fits are whole and fit. */
+        pthread_mutex_lock(&log->mu);
+        from = sf_segment_index_ensure(seg, index_interval(log)) == SF_OK && !seg->deleted
+                   ? sf_segment_index_floor_pos(seg, max_end, max_offset)
+                   : 0;
+        pthread_mutex_unlock(&log->mu);
+        /* Entries added after the size snapshot may point past it. */
+        if (from > end)
+            from = end;
+        if (from < run_end)
+            from = run_end;
+        rc = sf_segment_extent(seg, from, end, max_end, max_offset, &run_end);
+        if (rc != SF_OK && run_end <= found) {
+            sf_segment_unref(seg);
+            return rc;
+        }
+    }
+    out->fd = seg->fd;
+    out->pos = found;
+    out->len = (size_t)(run_end - found);
+    out->seg = seg;
+    return SF_OK;
+}
+
+/* ---- time lookup ---- */
+
+/* Read the batch at @pos and find its first record with timestamp >= @ts and offset >= @from.
+ * Returns SF_OK, SF_ERR_NOTFOUND (none in this batch) or an error. */
+static int batch_find_timestamp(const sf_segment_t *seg, int64_t pos, size_t bsize,
+                                const sf_recbatch_hdr_t *hdr, int64_t ts, int64_t from,
+                                int64_t *offset, int64_t *found_ts) {
+    sf_recbatch_iter_t it;
+    sf_recbatch_record_t rec;
+    uint8_t *buf;
+    size_t got = 0;
+    int rc;
+
+    if ((hdr->Attributes & SF_RECBATCH_ATTR_COMPRESSION_MASK) ||
+        (hdr->Attributes & SF_RECBATCH_ATTR_LOG_APPEND_TIME)) {
+        /* Every record carries MaxTimestamp (LogAppendTime), or the records are compressed
+         * and the broker does not decompress: the batch's first offset stands for it. */
+        *offset = hdr->BaseOffset > from ? hdr->BaseOffset : from;
+        *found_ts = hdr->MaxTimestamp;
+        return SF_OK;
+    }
+    buf = malloc(bsize);
+    if (!buf)
+        return SF_ERR_NOMEM;
+    while (got < bsize) {
+        ssize_t r = pread(seg->fd, buf + got, bsize - got, (off_t)(pos + (int64_t)got));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            free(buf);
+            return SF_ERR_IO;
+        }
+        got += (size_t)r;
+    }
+    rc = sf_recbatch_iter_init(&it, buf, bsize);
+    while (rc == SF_OK && (rc = sf_recbatch_iter_next(&it, &rec)) == SF_OK) {
+        if (rec.offset >= from && rec.timestamp >= ts) {
+            *offset = rec.offset;
+            *found_ts = rec.timestamp;
+            break;
+        }
+    }
+    free(buf);
+    return rc;
+}
+
+int sf_log_offset_for_timestamp(sf_log_t *log, int64_t timestamp, int64_t *offset,
+                                int64_t *found_timestamp) {
+    size_t i = 0;
+    int rc = SF_ERR_NOTFOUND;
+    pthread_mutex_lock(&log->mu);
+    while (i < log->nsegs) {
+        sf_segment_t *seg = log->segs[i];
+        int64_t from, pos, end, found, base = seg->base_offset;
+        sf_recbatch_hdr_t hdr;
+        size_t bsize;
+
+        /* As Kafka: the first segment whose largest timestamp reaches the target. */
+        if (seg->max_timestamp < timestamp) {
+            i++;
+            continue;
+        }
+        rc = sf_segment_index_ensure(seg, index_interval(log));
+        if (rc != SF_OK)
+            break;
+        from = sf_segment_time_lookup(seg, timestamp);
+        pos = sf_segment_index_lookup(seg, from);
+        end = seg->size;
+        sf_segment_ref(seg);
+        pthread_mutex_unlock(&log->mu);
+        /* Walk batches from there: the first whose MaxTimestamp reaches the target. */
+        for (;;) {
+            rc = sf_segment_scan(seg, pos, end, from, &found, &hdr, &bsize);
+            if (rc != SF_OK)
+                break;
+            if (hdr.MaxTimestamp >= timestamp) {
+                rc = batch_find_timestamp(seg, found, bsize, &hdr, timestamp, from, offset,
+                                          found_timestamp);
+                if (rc != SF_ERR_NOTFOUND)
+                    break;
+            }
+            pos = found + (int64_t)bsize;
+        }
+        sf_segment_unref(seg);
+        if (rc != SF_ERR_NOTFOUND)
+            return rc;
+        pthread_mutex_lock(&log->mu);
+        /* The list may have changed while unlocked: go on after this segment's base. */
+        for (i = 0; i < log->nsegs && log->segs[i]->base_offset <= base; i++)
+            ;
+    }
+    pthread_mutex_unlock(&log->mu);
+    return rc;
+}
+
+/* ---- flush ---- */
+
+int sf_log_needs_flush(sf_log_t *log, int64_t now_ms) {
+    int r;
+    pthread_mutex_lock(&log->mu);
+    r = log->sealed_unsynced ||
+        (log->unflushed_msgs > 0 &&
+         (log->unflushed_msgs >= log->cfg.flush_messages ||
+          (log->first_unflushed_ms >= 0 && now_ms - log->first_unflushed_ms >= log->cfg.flush_ms)));
+    pthread_mutex_unlock(&log->mu);
+    return r;
+}
+
+int sf_log_flush(sf_log_t *log) {
+    sf_segment_t **v = NULL;
+    int64_t *sizes = NULL, target, msgs;
+    int *idx = NULL, dir_sync, rc = SF_OK;
+    size_t n = 0, i;
+
+    pthread_mutex_lock(&log->flush_mu);
+    pthread_mutex_lock(&log->mu);
+    target = log->leo;
+    msgs = log->unflushed_msgs;
+    v = malloc(log->nsegs * sizeof(*v));
+    sizes = malloc(log->nsegs * sizeof(*sizes));
+    idx = malloc(log->nsegs * sizeof(*idx));
+    if (!v || !sizes || !idx) {
+        pthread_mutex_unlock(&log->mu);
+        rc = SF_ERR_NOMEM;
+        goto out;
+    }
+    for (i = 0; i < log->nsegs; i++) {
+        sf_segment_t *seg = log->segs[i];
+        if (seg == active_seg(log))
+            (void)sf_segment_write_indexes(seg); /* pending entries into the page cache */
+        if (seg->synced_size >= seg->size && !seg->index_unsynced)
+            continue;
+        sf_segment_ref(seg);
+        v[n] = seg;
+        sizes[n] = seg->size;
+        idx[n] = seg->index_unsynced;
+        seg->index_unsynced = 0;
+        n++;
+    }
+    dir_sync = log->dir_unsynced;
+    log->dir_unsynced = 0;
+    log->sealed_unsynced = 0;
+    pthread_mutex_unlock(&log->mu);
+
+    /* The slow part, outside the lock: appends go on meanwhile. */
+    for (i = 0; i < n && rc == SF_OK; i++)
+        rc = sf_segment_sync(v[i], idx[i]);
+    if (rc == SF_OK && dir_sync && fsync_dir(log->path) != SF_OK)
+        rc = SF_ERR_IO;
+
+    pthread_mutex_lock(&log->mu);
+    if (rc == SF_OK) {
+        for (i = 0; i < n; i++)
+            if (v[i]->synced_size < sizes[i])
+                v[i]->synced_size = sizes[i];
+        if (log->recovery_point < target)
+            log->recovery_point = target;
+        log->unflushed_msgs -= msgs;
+        log->first_unflushed_ms = log->unflushed_msgs > 0 ? log->last_append_ms : -1;
+    } else {
+        for (i = 0; i < n; i++)
+            if (idx[i])
+                v[i]->index_unsynced = 1;
+        log->dir_unsynced |= dir_sync;
+        log->sealed_unsynced = 1;
+    }
+    pthread_mutex_unlock(&log->mu);
+    for (i = 0; i < n; i++)
+        sf_segment_unref(v[i]);
+out:
+    free(v);
+    free(sizes);
+    free(idx);
+    pthread_mutex_unlock(&log->flush_mu);
+    return rc;
+}
+
+/* ---- retention ---- */
+
+int sf_log_retention(sf_log_t *log, int64_t now_ms) {
+    sf_segment_t **dead = NULL;
+    size_t ndead = 0, i;
+    int64_t total = 0;
+    int rc = SF_OK;
+
+    pthread_mutex_lock(&log->mu);
+    for (i = 0; i < log->nsegs; i++)
+        total += log->segs[i]->size;
+    while (log->nsegs - ndead > 1) {
+        sf_segment_t *seg = log->segs[ndead];
+        int by_time = log->cfg.retention_ms >= 0 &&
+                      now_ms - sf_segment_largest_timestamp(seg) > log->cfg.retention_ms;
+        int by_bytes = log->cfg.retention_bytes >= 0 &&
+                       total - seg->size >= log->cfg.retention_bytes;
+        if (!by_time && !by_bytes)
+            break;
+        total -= seg->size;
+        ndead++;
+    }
+    if (ndead > 0) {
+        dead = malloc(ndead * sizeof(*dead));
+        if (!dead) {
+            ndead = 0;
+        } else {
+            memcpy(dead, log->segs, ndead * sizeof(*dead));
+            memmove(log->segs, log->segs + ndead, (log->nsegs - ndead) * sizeof(*dead));
+            log->nsegs -= ndead;
+            if (log->recovery_point < start_offset_locked(log))
+                log->recovery_point = start_offset_locked(log);
+            if (log->hw >= 0 && log->hw < start_offset_locked(log))
+                log->hw = start_offset_locked(log);
+            sf_log(SF_LOG_INFO, "STORAGE",
+                   "%s: retention deleted %zu segment(s); log start offset %" PRId64, log->path,
+                   ndead, start_offset_locked(log));
+        }
+    }
+    {
+        sf_segment_t *seg = active_seg(log);
+        if (seg->size > 0 && seg->roll_base_ms >= 0 && log->cfg.roll_ms >= 0 &&
+            now_ms - seg->roll_base_ms > log->cfg.roll_ms)
+            rc = roll_locked(log);
+    }
+    pthread_mutex_unlock(&log->mu);
+    /* Unlink outside the lock; readers holding a slice keep the fd until they release. */
+    for (i = 0; i < ndead; i++) {
+        if (sf_segment_unlink(dead[i]) != SF_OK)
+            rc = SF_ERR_IO;
+        sf_segment_unref(dead[i]);
+    }
+    free(dead);
+    return rc != SF_OK ? rc : (int)ndead;
+}
+
+void sf_log_set_config(sf_log_t *log, const sf_log_config_t *cfg) {
+    pthread_mutex_lock(&log->mu);
+    log->cfg = *cfg;
+    pthread_mutex_unlock(&log->mu);
+}
+
+/* ---- deletion ---- */
+
+int sf_log_delete(sf_log_t *log) {
+    DIR *d;
+    struct dirent *de;
+    char file[4200];
+    int rc = SF_OK;
+    size_t i;
+
+    for (i = 0; i < log->nsegs; i++) {
+        if (sf_segment_unlink(log->segs[i]) != SF_OK)
+            rc = SF_ERR_IO;
+        sf_segment_unref(log->segs[i]);
+    }
+    log->nsegs = 0;
+    d = opendir(log->path);
+    if (d) {
+        while ((de = readdir(d)) != NULL) {
+            if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+                continue;
+            snprintf(file, sizeof(file), "%s/%s", log->path, de->d_name);
+            if (unlink(file) < 0 && errno != ENOENT)
+                rc = SF_ERR_IO;
+        }
+        closedir(d);
+    }
+    if (rmdir(log->path) < 0 && errno != ENOENT) {
+        sf_log(SF_LOG_ERR, "STORAGE", "cannot remove %s: %s", log->path, strerror(errno));
+        rc = SF_ERR_IO;
+    } else {
+        sf_log(SF_LOG_INFO, "STORAGE", "%s: deleted", log->path);
+    }
+    sf_log_close(log);
+    return rc;
+}
+
+/* ---- accessors ---- */
+
+const char *sf_log_topic(const sf_log_t *log) {
+    return log->topic;
+}
+
+int32_t sf_log_partition(const sf_log_t *log) {
+    return log->partition;
+}
+
+const char *sf_log_path(const sf_log_t *log) {
+    return log->path;
+}

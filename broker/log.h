@@ -1,3 +1,147 @@
+/* A partition log: an ordered list of segments in <log.dir>/<topic>-<partition>/.
+ *
+ * Threading: append, read, retention, offset_for_timestamp and delete are called from the
+ * event-loop thread; sf_log_flush may run concurrently on a background thread. A per-log
+ * mutex guards the segment list, the end offset and the indexes (short critical sections);
+ * segments are reference counted (atomic), so a slice handed out by sf_log_read stays valid
+ * (its fd open) until released, even after retention deleted the segment. */
 #ifndef SF_LOG_H
 #define SF_LOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "segment.h"
+
+typedef struct sf_log_config {
+    int64_t segment_bytes;        /* log.segment.bytes, 1073741824 (at most INT32_MAX used) */
+    int64_t roll_ms;              /* log.roll.ms, 7 days */
+    int64_t retention_ms;         /* log.retention.ms, 7 days; -1 = unlimited */
+    int64_t retention_bytes;      /* log.retention.bytes, -1 = unlimited */
+    int32_t index_interval_bytes; /* log.index.interval.bytes, 4096 */
+    int64_t flush_messages;       /* log.flush.interval.messages, INT64_MAX = never by count */
+    int64_t flush_ms;             /* log.flush.interval.ms, INT64_MAX = never by time */
+    int32_t max_message_bytes;    /* message.max.bytes, 1048588: largest batch accepted */
+    int64_t index_max_bytes;      /* log.index.size.max.bytes, 10485760 */
+} sf_log_config_t;
+
+/* Fill @cfg with Kafka's defaults (values above). */
+void sf_log_config_default(sf_log_config_t *cfg);
+
+typedef struct sf_log sf_log_t;
+
+/* A file range to send: valid until sf_log_slice_release(seg). */
+typedef struct sf_log_slice {
+    int fd;           /* the segment's .log file; do not close */
+    int64_t pos;      /* file position of the first byte */
+    size_t len;       /* bytes: whole batches */
+    sf_segment_t *seg; /* the reference to release; NULL when len == 0 */
+} sf_log_slice_t;
+
+typedef struct sf_log_append_info {
+    int64_t FirstOffset;    /* offset given to the first record */
+    int64_t LastOffset;     /* offset given to the last record */
+    int64_t LogAppendTime;  /* -1 (CreateTime) */
+    int64_t LogStartOffset; /* the log start offset after the append */
+    int32_t RecordCount;    /* records appended */
+} sf_log_append_info_t;
+
+/* Open (creating the directory <dir>/<topic>-<partition> if missing) the log of a partition.
+ * Segments holding offsets at or after @recovery_point are re-validated batch by batch and a
+ * torn or corrupt tail is truncated (pass 0 to recover everything, INT64_MAX when the last
+ * shutdown was clean). Missing or inconsistent indexes are rebuilt.
+ * @cfg is copied; @dir and @topic are copied.
+ * @return SF_OK and *@logp (owned by the caller: sf_log_close / sf_log_delete), or
+ * SF_ERR_IO / SF_ERR_NOMEM / SF_ERR_INVALID (bad topic or partition). */
+int sf_log_open(const char *dir, const char *topic, int32_t partition, const sf_log_config_t *cfg,
+                int64_t recovery_point, sf_log_t **logp);
+
+/* Close the files and free @log (NULL ok). No fsync: pending index entries are written to the
+ * page cache only. Slices still held keep their segments alive until released. */
+void sf_log_close(sf_log_t *log);
+
+/* Append the record batches in @batches (@len bytes, one or more whole v2 batches).
+ * Every batch is validated first; nothing is written if one is bad: SF_ERR_CORRUPT (CRC),
+ * SF_ERR_TOOLARGE (a batch over max_message_bytes), SF_ERR_MALFORMED (sizes, counts, a
+ * partial batch, len 0), SF_ERR_UNSUPPORTED (magic < 2). Then BaseOffset and
+ * PartitionLeaderEpoch are rewritten IN THE CALLER'S BUFFER, the active segment is rolled if
+ * needed (size, roll_ms measured with @now_ms, index full, relative offset overflow) and all
+ * batches go to the page cache with one write. Never fsyncs.
+ * @info (may be NULL) receives the assigned offsets. @return SF_OK, the errors above, or
+ * SF_ERR_IO (the segment is truncated back; nothing became visible). */
+int sf_log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_ms,
+                  sf_log_append_info_t *info);
+
+/* The PartitionLeaderEpoch stamped into batches appended from now on (default 0). */
+void sf_log_set_leader_epoch(sf_log_t *log, int32_t leader_epoch);
+
+/* The first offset held (the base offset of the oldest segment). */
+int64_t sf_log_start_offset(sf_log_t *log);
+/* The log end offset (LEO): the offset the next record will get. */
+int64_t sf_log_end_offset(sf_log_t *log);
+/* The high watermark: follows the LEO unless set with sf_log_set_high_watermark (replication);
+ * it never exceeds the LEO. */
+int64_t sf_log_high_watermark(sf_log_t *log);
+/* Set the high watermark explicitly; from then on appends no longer move it. Clamped to
+ * [start, LEO]. Pass -1 to return to "high watermark == LEO". */
+void sf_log_set_high_watermark(sf_log_t *log, int64_t hw);
+/* Bytes held by all segments. */
+int64_t sf_log_size_bytes(sf_log_t *log);
+/* Number of segments (>= 1). */
+size_t sf_log_segment_count(sf_log_t *log);
+
+/* Find the batch holding @offset and return whole batches from there in @out: at most
+ * @max_bytes but always at least the first whole batch (KIP-74), never a batch whose first
+ * offset is >= @max_offset (pass the high watermark; INT64_MAX for no bound). Reads one
+ * segment per call. offset == LEO (or no batch below @max_offset) -> SF_OK with len 0 and
+ * seg NULL. offset outside [start, LEO] -> SF_ERR_RANGE. On success with len > 0, out->seg
+ * holds a reference the caller drops with sf_log_slice_release.
+ * @return SF_OK, SF_ERR_RANGE, SF_ERR_IO, SF_ERR_CORRUPT (a header on disk does not parse). */
+int sf_log_read(sf_log_t *log, int64_t offset, int32_t max_bytes, int64_t max_offset,
+                sf_log_slice_t *out);
+
+/* Drop the reference taken by sf_log_read; NULL ok; thread-safe. The segment's fd is closed
+ * when its last reference goes, even if retention already unlinked its files. */
+void sf_log_slice_release(sf_segment_t *seg);
+
+/* The first offset whose record timestamp is >= @timestamp (time index, then a scan using
+ * batch MaxTimestamp, then the records of an uncompressed batch). For a compressed batch the
+ * batch's BaseOffset and MaxTimestamp are returned (the broker does not decompress).
+ * @return SF_OK with *@offset and *@found_timestamp, or SF_ERR_NOTFOUND if no record
+ * qualifies, SF_ERR_IO. */
+int sf_log_offset_for_timestamp(sf_log_t *log, int64_t timestamp, int64_t *offset,
+                                int64_t *found_timestamp);
+
+/* fsync the segment files (and their indexes) up to the current LEO and advance the recovery
+ * point to it. Thread-safe: may run on a background thread while the loop appends (the fsync
+ * runs outside the log mutex). @return SF_OK or SF_ERR_IO. */
+int sf_log_flush(sf_log_t *log);
+
+/* Offsets below the recovery point are known to be on disk. */
+int64_t sf_log_recovery_point(sf_log_t *log);
+
+/* 1 if flush_messages records were appended since the last flush or flush_ms elapsed since
+ * then (and something is unflushed), else 0. Thread-safe. */
+int sf_log_needs_flush(sf_log_t *log, int64_t now_ms);
+
+/* Delete whole old segments, never the active one: those whose largest timestamp is older
+ * than retention_ms, and the oldest while the log exceeds retention_bytes. Advances the start
+ * offset. Rolls the active segment when it is non-empty and roll_ms elapsed.
+ * @return the number of segments deleted (>= 0) or SF_ERR_IO. */
+int sf_log_retention(sf_log_t *log, int64_t now_ms);
+
+/* Replace the configuration (topic config change); @cfg is copied. Applies to later appends,
+ * rolls and retention. */
+void sf_log_set_config(sf_log_t *log, const sf_log_config_t *cfg);
+
+/* Close the log and remove its directory and files (topic deletion); frees @log. Held slices
+ * stay readable until released. @return SF_OK or SF_ERR_IO (the log is freed anyway). */
+int sf_log_delete(sf_log_t *log);
+
+/* The topic (owned by @log) and partition. */
+const char *sf_log_topic(const sf_log_t *log);
+int32_t sf_log_partition(const sf_log_t *log);
+/* The partition directory path (owned by @log). */
+const char *sf_log_path(const sf_log_t *log);
+
 #endif

@@ -1,2 +1,789 @@
+/* A log directory: the partition logs it holds, its lock, checkpoint, marker and flusher
+ * (see logdir.h). */
 #include "logdir.h"
-typedef int sf_logdir_placeholder_t;
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "logging.h"
+#include "props.h"
+
+typedef struct ld_entry {
+    struct ld_entry *next; /* hash chain */
+    sf_log_t *log;
+    int busy; /* the flusher is working on it (guarded by ld->mu) */
+} ld_entry_t;
+
+/* A recovery point read from the checkpoint file. */
+typedef struct ld_ckpt {
+    char *topic;
+    int32_t partition;
+    int64_t offset;
+} ld_ckpt_t;
+
+struct sf_logdir {
+    char *path;
+    sf_log_config_t defaults;
+    int lock_fd;
+    int was_clean;
+    pthread_mutex_t mu;   /* the table and the busy flags */
+    pthread_cond_t cond;  /* busy flags cleared; stop requested */
+    pthread_mutex_t ckpt_mu; /* one checkpoint writer at a time */
+    ld_entry_t **buckets;
+    size_t nbuckets, count;
+    pthread_t flusher;
+    int flusher_running, stop;
+    int64_t interval_ms;
+    int ckpt_dirty; /* the set of logs changed since the last checkpoint */
+};
+
+static void errfmt(char *errstr, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void errfmt(char *errstr, size_t size, const char *fmt, ...) {
+    va_list ap;
+    if (!errstr || size == 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(errstr, size, fmt, ap);
+    va_end(ap);
+}
+
+static int64_t wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int fsync_dir(const char *path) {
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int rc = SF_OK;
+    if (fd < 0)
+        return SF_ERR_IO;
+    if (fsync(fd) < 0)
+        rc = SF_ERR_IO;
+    close(fd);
+    return rc;
+}
+
+/* ---- the table ---- */
+
+static uint64_t key_hash(const char *topic, int32_t partition) {
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    const unsigned char *p;
+    for (p = (const unsigned char *)topic; *p; p++)
+        h = (h ^ *p) * 1099511628211ULL;
+    h = (h ^ (uint32_t)partition) * 1099511628211ULL;
+    return h;
+}
+
+static ld_entry_t **entry_slot(sf_logdir_t *ld, const char *topic, int32_t partition) {
+    ld_entry_t **pp = &ld->buckets[key_hash(topic, partition) % ld->nbuckets];
+    for (; *pp; pp = &(*pp)->next)
+        if (sf_log_partition((*pp)->log) == partition && !strcmp(sf_log_topic((*pp)->log), topic))
+            return pp;
+    return pp;
+}
+
+static int table_grow(sf_logdir_t *ld) {
+    size_t n = ld->nbuckets * 2, i;
+    ld_entry_t **b = calloc(n, sizeof(*b));
+    if (!b)
+        return SF_ERR_NOMEM;
+    for (i = 0; i < ld->nbuckets; i++) {
+        ld_entry_t *e = ld->buckets[i], *next;
+        for (; e; e = next) {
+            size_t h = key_hash(sf_log_topic(e->log), sf_log_partition(e->log)) % n;
+            next = e->next;
+            e->next = b[h];
+            b[h] = e;
+        }
+    }
+    free(ld->buckets);
+    ld->buckets = b;
+    ld->nbuckets = n;
+    return SF_OK;
+}
+
+/* Add @log (called with ld->mu held). */
+static int table_add(sf_logdir_t *ld, sf_log_t *log) {
+    ld_entry_t *e = calloc(1, sizeof(*e)), **pp;
+    if (!e)
+        return SF_ERR_NOMEM;
+    if (ld->count >= ld->nbuckets)
+        (void)table_grow(ld); /* longer chains if it fails: still correct */
+    e->log = log;
+    pp = entry_slot(ld, sf_log_topic(log), sf_log_partition(log));
+    e->next = NULL;
+    *pp = e;
+    ld->count++;
+    ld->ckpt_dirty = 1;
+    return SF_OK;
+}
+
+/* ---- names ---- */
+
+static int topic_char_ok(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '.' || c == '_' || c == '-';
+}
+
+static int topic_ok(const char *topic) {
+    size_t i, n = strlen(topic);
+    if (n == 0 || n > 249 || !strcmp(topic, ".") || !strcmp(topic, ".."))
+        return 0;
+    for (i = 0; i < n; i++)
+        if (!topic_char_ok(topic[i]))
+            return 0;
+    return 1;
+}
+
+/* "<topic>-<partition>", split at the last '-'. @topic gets a copy (size @tsize). */
+static int parse_partition_dir(const char *name, char *topic, size_t tsize, int32_t *partition) {
+    const char *dash = strrchr(name, '-'), *p;
+    int64_t v = 0;
+    size_t tlen;
+    if (!dash || dash == name || dash[1] == '\0')
+        return 0;
+    for (p = dash + 1; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return 0;
+        v = v * 10 + (*p - '0');
+        if (v > INT32_MAX)
+            return 0;
+    }
+    tlen = (size_t)(dash - name);
+    if (tlen >= tsize)
+        return 0;
+    memcpy(topic, name, tlen);
+    topic[tlen] = '\0';
+    if (!topic_ok(topic))
+        return 0;
+    *partition = (int32_t)v;
+    return 1;
+}
+
+/* Remove a directory and the files in it (partition directories hold only files). */
+static int remove_tree(const char *path) {
+    DIR *d = opendir(path);
+    struct dirent *de;
+    char file[4200];
+    int rc = SF_OK;
+    if (!d)
+        return errno == ENOENT ? SF_OK : SF_ERR_IO;
+    while ((de = readdir(d)) != NULL) {
+        struct stat st;
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        snprintf(file, sizeof(file), "%s/%s", path, de->d_name);
+        if (lstat(file, &st) == 0 && S_ISDIR(st.st_mode))
+            rc = remove_tree(file) != SF_OK ? SF_ERR_IO : rc;
+        else if (unlink(file) < 0)
+            rc = SF_ERR_IO;
+    }
+    closedir(d);
+    if (rmdir(path) < 0)
+        rc = SF_ERR_IO;
+    return rc;
+}
+
+/* ---- recovery-point checkpoint ---- */
+
+static void ckpt_free(ld_ckpt_t *v, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++)
+        free(v[i].topic);
+    free(v);
+}
+
+/* Read "0\n<count>\n<topic> <partition> <offset>\n...". A missing file is an empty list; a
+ * malformed one is reported and ignored (every log then recovers from its start). */
+static void ckpt_read(const char *dir, ld_ckpt_t **out, size_t *nout) {
+    char path[4200], line[512], topic[256];
+    FILE *f;
+    long long count, i, off;
+    int version, part;
+    ld_ckpt_t *v = NULL;
+    size_t n = 0;
+
+    *out = NULL;
+    *nout = 0;
+    snprintf(path, sizeof(path), "%s/%s", dir, SF_LOGDIR_RECOVERY_CHECKPOINT);
+    f = fopen(path, "re");
+    if (!f)
+        return;
+    if (!fgets(line, sizeof(line), f) || sscanf(line, "%d", &version) != 1 || version != 0 ||
+        !fgets(line, sizeof(line), f) || sscanf(line, "%lld", &count) != 1 || count < 0 ||
+        count > 10000000)
+        goto bad;
+    v = calloc(count ? (size_t)count : 1, sizeof(*v));
+    if (!v)
+        goto bad;
+    for (i = 0; i < count; i++) {
+        char extra;
+        if (!fgets(line, sizeof(line), f) ||
+            sscanf(line, "%255s %d %lld %c", topic, &part, &off, &extra) != 3 || part < 0 ||
+            off < 0 || !topic_ok(topic))
+            goto bad;
+        v[n].topic = strdup(topic);
+        if (!v[n].topic)
+            goto bad;
+        v[n].partition = part;
+        v[n].offset = off;
+        n++;
+    }
+    fclose(f);
+    *out = v;
+    *nout = n;
+    return;
+bad:
+    sf_log(SF_LOG_WARNING, "STORAGE", "%s is malformed; recovering every log from its start",
+           path);
+    ckpt_free(v, n);
+    fclose(f);
+}
+
+static const ld_ckpt_t *ckpt_find(const ld_ckpt_t *v, size_t n, const char *topic,
+                                  int32_t partition) {
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (v[i].partition == partition && !strcmp(v[i].topic, topic))
+            return &v[i];
+    return NULL;
+}
+
+/* Write @len bytes to @dir/@name atomically: tmp file, fsync, rename, fsync dir. */
+static int write_atomic(const char *dir, const char *name, const char *data, size_t len) {
+    char tmp[4200], path[4200];
+    int fd, rc = SF_OK;
+    size_t done = 0;
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    snprintf(tmp, sizeof(tmp), "%s/%s.tmp", dir, name);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return SF_ERR_IO;
+    while (done < len) {
+        ssize_t w = write(fd, data + done, len - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            rc = SF_ERR_IO;
+            break;
+        }
+        done += (size_t)w;
+    }
+    if (rc == SF_OK && fsync(fd) < 0)
+        rc = SF_ERR_IO;
+    if (close(fd) < 0)
+        rc = SF_ERR_IO;
+    if (rc == SF_OK && rename(tmp, path) < 0)
+        rc = SF_ERR_IO;
+    if (rc == SF_OK)
+        rc = fsync_dir(dir);
+    if (rc != SF_OK) {
+        sf_log(SF_LOG_ERR, "STORAGE", "cannot write %s: %s", path, strerror(errno));
+        (void)unlink(tmp);
+    }
+    return rc;
+}
+
+int sf_logdir_write_checkpoint(sf_logdir_t *ld) {
+    char *buf = NULL;
+    size_t len = 0, cap = 0, i;
+    int rc = SF_OK;
+
+    pthread_mutex_lock(&ld->ckpt_mu);
+    pthread_mutex_lock(&ld->mu);
+    ld->ckpt_dirty = 0;
+    cap = 64 + ld->count * 300;
+    buf = malloc(cap);
+    if (!buf) {
+        ld->ckpt_dirty = 1;
+        pthread_mutex_unlock(&ld->mu);
+        pthread_mutex_unlock(&ld->ckpt_mu);
+        return SF_ERR_NOMEM;
+    }
+    len = (size_t)snprintf(buf, cap, "0\n%zu\n", ld->count);
+    for (i = 0; i < ld->nbuckets; i++) {
+        ld_entry_t *e;
+        for (e = ld->buckets[i]; e; e = e->next)
+            len += (size_t)snprintf(buf + len, cap - len, "%s %d %" PRId64 "\n",
+                                    sf_log_topic(e->log), (int)sf_log_partition(e->log),
+                                    sf_log_recovery_point(e->log));
+    }
+    pthread_mutex_unlock(&ld->mu);
+    rc = write_atomic(ld->path, SF_LOGDIR_RECOVERY_CHECKPOINT, buf, len);
+    if (rc != SF_OK) {
+        pthread_mutex_lock(&ld->mu);
+        ld->ckpt_dirty = 1;
+        pthread_mutex_unlock(&ld->mu);
+    }
+    pthread_mutex_unlock(&ld->ckpt_mu);
+    free(buf);
+    return rc;
+}
+
+/* ---- open ---- */
+
+/* Create (if its parent exists) and check the directory; fill @errstr on failure. */
+static int prepare_dir(const char *path, char *errstr, size_t errstr_size) {
+    struct stat st;
+    if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+        if (errno == ENOENT)
+            errfmt(errstr, errstr_size,
+                   "log directory %s cannot be created: its parent directory does not exist",
+                   path);
+        else
+            errfmt(errstr, errstr_size, "log directory %s cannot be created: %s", path,
+                   strerror(errno));
+        return SF_ERR_IO;
+    }
+    if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
+        errfmt(errstr, errstr_size, "log directory %s is not a directory", path);
+        return SF_ERR_IO;
+    }
+    if (access(path, R_OK | W_OK | X_OK) < 0) {
+        errfmt(errstr, errstr_size, "log directory %s is not writable by this process: %s", path,
+               strerror(errno));
+        return SF_ERR_IO;
+    }
+    return SF_OK;
+}
+
+static int open_logs(sf_logdir_t *ld, const ld_ckpt_t *ckpt, size_t nckpt, char *errstr,
+                     size_t errstr_size) {
+    DIR *d = opendir(ld->path);
+    struct dirent *de;
+    char topic[256], sub[4200];
+    int rc = SF_OK;
+
+    if (!d) {
+        errfmt(errstr, errstr_size, "cannot read log directory %s: %s", ld->path,
+               strerror(errno));
+        return SF_ERR_IO;
+    }
+    while ((de = readdir(d)) != NULL) {
+        struct stat st;
+        int32_t partition;
+        int64_t rp;
+        const ld_ckpt_t *c;
+        sf_log_t *log;
+        size_t nlen = strlen(de->d_name);
+
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(sub, sizeof(sub), "%s/%s", ld->path, de->d_name);
+        if (lstat(sub, &st) < 0 || !S_ISDIR(st.st_mode))
+            continue;
+        if (nlen > 7 && !strcmp(de->d_name + nlen - 7, "-delete")) {
+            sf_log(SF_LOG_INFO, "STORAGE", "removing %s (a deletion left unfinished)", sub);
+            (void)remove_tree(sub);
+            continue;
+        }
+        if (!parse_partition_dir(de->d_name, topic, sizeof(topic), &partition)) {
+            sf_log(SF_LOG_WARNING, "STORAGE", "ignoring %s: not a <topic>-<partition> directory",
+                   sub);
+            continue;
+        }
+        if (ld->was_clean)
+            rp = INT64_MAX;
+        else
+            rp = (c = ckpt_find(ckpt, nckpt, topic, partition)) ? c->offset : 0;
+        rc = sf_log_open(ld->path, topic, partition, &ld->defaults, rp, &log);
+        if (rc != SF_OK) {
+            errfmt(errstr, errstr_size, "cannot open the log in %s: %s", sub, sf_err_str(rc));
+            break;
+        }
+        pthread_mutex_lock(&ld->mu);
+        rc = table_add(ld, log);
+        pthread_mutex_unlock(&ld->mu);
+        if (rc != SF_OK) {
+            sf_log_close(log);
+            errfmt(errstr, errstr_size, "out of memory opening %s", sub);
+            break;
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+static void close_logs(sf_logdir_t *ld) {
+    size_t i;
+    for (i = 0; i < ld->nbuckets; i++) {
+        ld_entry_t *e = ld->buckets[i], *next;
+        for (; e; e = next) {
+            next = e->next;
+            sf_log_close(e->log);
+            free(e);
+        }
+        ld->buckets[i] = NULL;
+    }
+    ld->count = 0;
+}
+
+static void logdir_free(sf_logdir_t *ld) {
+    if (!ld)
+        return;
+    close_logs(ld);
+    free(ld->buckets);
+    if (ld->lock_fd >= 0)
+        close(ld->lock_fd); /* releases the flock */
+    pthread_mutex_destroy(&ld->mu);
+    pthread_mutex_destroy(&ld->ckpt_mu);
+    pthread_cond_destroy(&ld->cond);
+    free(ld->path);
+    free(ld);
+}
+
+int sf_logdir_open(const char *path, const sf_log_config_t *defaults, sf_logdir_t **out,
+                   char *errstr, size_t errstr_size) {
+    sf_logdir_t *ld;
+    char file[4200];
+    ld_ckpt_t *ckpt = NULL;
+    size_t nckpt = 0;
+    int rc;
+
+    *out = NULL;
+    rc = prepare_dir(path, errstr, errstr_size);
+    if (rc != SF_OK)
+        return rc;
+    ld = calloc(1, sizeof(*ld));
+    if (!ld) {
+        errfmt(errstr, errstr_size, "out of memory opening log directory %s", path);
+        return SF_ERR_NOMEM;
+    }
+    ld->lock_fd = -1;
+    pthread_mutex_init(&ld->mu, NULL);
+    pthread_mutex_init(&ld->ckpt_mu, NULL);
+    pthread_cond_init(&ld->cond, NULL);
+    ld->defaults = *defaults;
+    ld->path = strdup(path);
+    ld->nbuckets = 64;
+    ld->buckets = calloc(ld->nbuckets, sizeof(*ld->buckets));
+    if (!ld->path || !ld->buckets) {
+        errfmt(errstr, errstr_size, "out of memory opening log directory %s", path);
+        rc = SF_ERR_NOMEM;
+        goto err;
+    }
+
+    snprintf(file, sizeof(file), "%s/%s", path, SF_LOGDIR_LOCK_FILE);
+    ld->lock_fd = open(file, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (ld->lock_fd < 0) {
+        errfmt(errstr, errstr_size, "cannot create the lock file %s: %s", file, strerror(errno));
+        rc = SF_ERR_IO;
+        goto err;
+    }
+    if (flock(ld->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+        if (errno == EWOULDBLOCK)
+            errfmt(errstr, errstr_size,
+                   "log directory %s is in use by another process (it holds the lock on %s)",
+                   path, file);
+        else
+            errfmt(errstr, errstr_size, "cannot lock %s: %s", file, strerror(errno));
+        rc = errno == EWOULDBLOCK ? SF_ERR_STATE : SF_ERR_IO;
+        goto err;
+    }
+
+    /* The marker says every log was flushed at the last shutdown. Remove it now: a crash
+     * from here on must lead to recovery. */
+    snprintf(file, sizeof(file), "%s/%s", path, SF_LOGDIR_CLEAN_MARKER);
+    ld->was_clean = access(file, F_OK) == 0;
+    if (ld->was_clean) {
+        if (unlink(file) < 0 || fsync_dir(path) != SF_OK) {
+            errfmt(errstr, errstr_size, "cannot remove the clean-shutdown marker %s: %s", file,
+                   strerror(errno));
+            rc = SF_ERR_IO;
+            goto err;
+        }
+    }
+    if (!ld->was_clean)
+        ckpt_read(path, &ckpt, &nckpt);
+    sf_log(SF_LOG_INFO, "STORAGE", "loading logs in %s (%s shutdown)", path,
+           ld->was_clean ? "clean" : "unclean");
+    rc = open_logs(ld, ckpt, nckpt, errstr, errstr_size);
+    ckpt_free(ckpt, nckpt);
+    if (rc != SF_OK)
+        goto err;
+    *out = ld;
+    return SF_OK;
+
+err:
+    logdir_free(ld);
+    return rc;
+}
+
+const char *sf_logdir_path(const sf_logdir_t *ld) {
+    return ld->path;
+}
+
+int sf_logdir_was_clean(const sf_logdir_t *ld) {
+    return ld->was_clean;
+}
+
+/* ---- meta.properties ---- */
+
+int sf_logdir_check_broker_id(sf_logdir_t *ld, int32_t broker_id, char *errstr,
+                              size_t errstr_size) {
+    char file[4200], buf[128], perr[256];
+    sf_props_t *props = NULL;
+    const char *v;
+    char *end;
+    long long id;
+    int rc, n;
+
+    snprintf(file, sizeof(file), "%s/%s", ld->path, SF_LOGDIR_META);
+    if (access(file, F_OK) < 0) {
+        n = snprintf(buf, sizeof(buf), "version=0\nbroker.id=%d\n", (int)broker_id);
+        rc = write_atomic(ld->path, SF_LOGDIR_META, buf, (size_t)n);
+        if (rc != SF_OK)
+            errfmt(errstr, errstr_size, "cannot write %s: %s", file, strerror(errno));
+        return rc;
+    }
+    rc = sf_props_load(file, &props, perr, sizeof(perr));
+    if (rc != SF_OK) {
+        errfmt(errstr, errstr_size, "cannot read %s", perr);
+        return rc == SF_ERR_IO ? SF_ERR_IO : SF_ERR_INVALID;
+    }
+    v = sf_props_get(props, "broker.id");
+    errno = 0;
+    id = v ? strtoll(v, &end, 10) : 0;
+    if (!v || !*v || *end || errno || id < INT32_MIN || id > INT32_MAX) {
+        errfmt(errstr, errstr_size, "%s has no valid broker.id; fix or remove the file", file);
+        rc = SF_ERR_INVALID;
+    } else if (id != broker_id) {
+        errfmt(errstr, errstr_size,
+               "log directory %s belongs to broker.id=%lld (%s) but this broker is "
+               "broker.id=%d; use the right log.dirs or broker.id",
+               ld->path, id, file, (int)broker_id);
+        rc = SF_ERR_INVALID;
+    } else {
+        rc = SF_OK;
+    }
+    sf_props_free(props);
+    return rc;
+}
+
+/* ---- the logs ---- */
+
+sf_log_t *sf_logdir_get(sf_logdir_t *ld, const char *topic, int32_t partition) {
+    ld_entry_t *e;
+    pthread_mutex_lock(&ld->mu);
+    e = *entry_slot(ld, topic, partition);
+    pthread_mutex_unlock(&ld->mu);
+    return e ? e->log : NULL;
+}
+
+int sf_logdir_create(sf_logdir_t *ld, const char *topic, int32_t partition,
+                     const sf_log_config_t *cfg, sf_log_t **out) {
+    sf_log_t *log;
+    int rc;
+
+    *out = NULL;
+    if (!topic_ok(topic) || partition < 0)
+        return SF_ERR_INVALID;
+    log = sf_logdir_get(ld, topic, partition);
+    if (log) {
+        *out = log;
+        return SF_OK;
+    }
+    /* A new partition starts empty; anything already in its directory is recovered. */
+    rc = sf_log_open(ld->path, topic, partition, cfg ? cfg : &ld->defaults, 0, &log);
+    if (rc != SF_OK)
+        return rc;
+    (void)fsync_dir(ld->path);
+    pthread_mutex_lock(&ld->mu);
+    rc = table_add(ld, log);
+    pthread_mutex_unlock(&ld->mu);
+    if (rc != SF_OK) {
+        sf_log_close(log);
+        return rc;
+    }
+    *out = log;
+    return SF_OK;
+}
+
+int sf_logdir_remove(sf_logdir_t *ld, const char *topic, int32_t partition) {
+    ld_entry_t **pp, *e;
+    int rc;
+    pthread_mutex_lock(&ld->mu);
+    pp = entry_slot(ld, topic, partition);
+    e = *pp;
+    if (!e) {
+        pthread_mutex_unlock(&ld->mu);
+        return SF_ERR_NOTFOUND;
+    }
+    /* The flusher may be fsyncing this log right now: wait for it (rare and short). */
+    while (e->busy)
+        pthread_cond_wait(&ld->cond, &ld->mu);
+    pp = entry_slot(ld, topic, partition);
+    *pp = e->next;
+    ld->count--;
+    ld->ckpt_dirty = 1;
+    pthread_mutex_unlock(&ld->mu);
+    rc = sf_log_delete(e->log);
+    (void)fsync_dir(ld->path);
+    free(e);
+    return rc;
+}
+
+size_t sf_logdir_count(const sf_logdir_t *ld) {
+    return ld->count;
+}
+
+void sf_logdir_foreach(sf_logdir_t *ld, void (*fn)(sf_log_t *log, void *arg), void *arg) {
+    size_t i;
+    /* Only the loop thread changes the table, and it is the caller: no lock needed around
+     * @fn, which may take its time. */
+    for (i = 0; i < ld->nbuckets; i++) {
+        ld_entry_t *e;
+        for (e = ld->buckets[i]; e; e = e->next)
+            fn(e->log, arg);
+    }
+}
+
+static void retention_one(sf_log_t *log, void *arg) {
+    int64_t now_ms = *(const int64_t *)arg;
+    int rc = sf_log_retention(log, now_ms);
+    if (rc < 0)
+        sf_log(SF_LOG_WARNING, "STORAGE", "%s: retention failed: %s", sf_log_path(log),
+               sf_err_str(rc));
+}
+
+void sf_logdir_retention(sf_logdir_t *ld, int64_t now_ms) {
+    sf_logdir_foreach(ld, retention_one, &now_ms);
+}
+
+/* ---- flusher ---- */
+
+static void *flusher_main(void *arg) {
+    sf_logdir_t *ld = arg;
+    ld_entry_t **todo = NULL;
+    size_t cap = 0;
+
+    pthread_mutex_lock(&ld->mu);
+    while (!ld->stop) {
+        struct timespec deadline;
+        int64_t now_ms;
+        size_t n = 0, i;
+        int flushed = 0, dirty;
+
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_sec += ld->interval_ms / 1000;
+        deadline.tv_nsec += (ld->interval_ms % 1000) * 1000000;
+        if (deadline.tv_nsec >= 1000000000) {
+            deadline.tv_sec++;
+            deadline.tv_nsec -= 1000000000;
+        }
+        while (!ld->stop && pthread_cond_timedwait(&ld->cond, &ld->mu, &deadline) == 0)
+            ;
+        if (ld->stop)
+            break;
+
+        /* Pick the logs due, mark them busy so they are not removed under us. */
+        now_ms = wall_ms();
+        if (cap < ld->count) {
+            ld_entry_t **p = realloc(todo, ld->count * sizeof(*p));
+            if (p) {
+                todo = p;
+                cap = ld->count;
+            }
+        }
+        for (i = 0; i < ld->nbuckets; i++) {
+            ld_entry_t *e;
+            for (e = ld->buckets[i]; e && n < cap; e = e->next) {
+                if (sf_log_needs_flush(e->log, now_ms)) {
+                    e->busy = 1;
+                    todo[n++] = e;
+                }
+            }
+        }
+        pthread_mutex_unlock(&ld->mu);
+
+        for (i = 0; i < n; i++) {
+            int rc = sf_log_flush(todo[i]->log);
+            if (rc != SF_OK)
+                sf_log(SF_LOG_ERR, "STORAGE", "%s: flush failed: %s", sf_log_path(todo[i]->log),
+                       sf_err_str(rc));
+            else
+                flushed = 1;
+        }
+
+        pthread_mutex_lock(&ld->mu);
+        for (i = 0; i < n; i++)
+            todo[i]->busy = 0;
+        if (n > 0)
+            pthread_cond_broadcast(&ld->cond);
+        dirty = ld->ckpt_dirty;
+        pthread_mutex_unlock(&ld->mu);
+        if (flushed || dirty)
+            (void)sf_logdir_write_checkpoint(ld);
+        pthread_mutex_lock(&ld->mu);
+    }
+    pthread_mutex_unlock(&ld->mu);
+    free(todo);
+    return NULL;
+}
+
+int sf_logdir_start_flusher(sf_logdir_t *ld, int64_t check_interval_ms) {
+    if (ld->flusher_running)
+        return SF_ERR_STATE;
+    ld->interval_ms = check_interval_ms > 0 ? check_interval_ms : 1000;
+    ld->stop = 0;
+    if (pthread_create(&ld->flusher, NULL, flusher_main, ld) != 0)
+        return SF_ERR_IO;
+    ld->flusher_running = 1;
+    return SF_OK;
+}
+
+static void flusher_stop(sf_logdir_t *ld) {
+    if (!ld->flusher_running)
+        return;
+    pthread_mutex_lock(&ld->mu);
+    ld->stop = 1;
+    pthread_cond_broadcast(&ld->cond);
+    pthread_mutex_unlock(&ld->mu);
+    pthread_join(ld->flusher, NULL);
+    ld->flusher_running = 0;
+}
+
+int sf_logdir_close(sf_logdir_t *ld, int clean) {
+    size_t i;
+    int rc = SF_OK, r;
+    if (!ld)
+        return SF_OK;
+    flusher_stop(ld);
+    for (i = 0; i < ld->nbuckets; i++) {
+        ld_entry_t *e;
+        for (e = ld->buckets[i]; e; e = e->next) {
+            r = sf_log_flush(e->log);
+            if (r != SF_OK && rc == SF_OK) {
+                sf_log(SF_LOG_ERR, "STORAGE", "%s: flush at shutdown failed: %s",
+                       sf_log_path(e->log), sf_err_str(r));
+                rc = r;
+            }
+        }
+    }
+    r = sf_logdir_write_checkpoint(ld);
+    if (rc == SF_OK)
+        rc = r;
+    if (clean && rc == SF_OK) {
+        /* Index files are written by sf_log_close; write them first so the marker covers
+         * complete segments. */
+        close_logs(ld);
+        rc = write_atomic(ld->path, SF_LOGDIR_CLEAN_MARKER, "", 0);
+    }
+    logdir_free(ld);
+    return rc;
+}

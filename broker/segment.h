@@ -1,3 +1,149 @@
+/* One log segment: <base %020lld>.log with its sparse .index (relative offset u32 + file
+ * position u32, big-endian) and .timeindex (timestamp i64 + relative offset u32).
+ *
+ * This header is internal to the storage engine (broker/log.c). Everything but the reference
+ * count is guarded by the owning log's mutex; the struct is visible so the log can read its
+ * fields directly. Other modules only see the opaque sf_segment_t through broker/log.h.
+ *
+ * Index entries are kept in the file's big-endian layout: in a heap array while the segment
+ * is active (appended to the file on flush, roll and close), and mapped read-only from the
+ * file, on first use, once the segment is sealed. */
 #ifndef SF_SEGMENT_H
 #define SF_SEGMENT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "recbatch.h"
+
+#define SF_SEGMENT_OFFSET_ENTRY_SIZE 8 /* relative offset u32, position u32 */
+#define SF_SEGMENT_TIME_ENTRY_SIZE 12  /* timestamp i64, relative offset u32 */
+/* Segments never grow past this: index positions are u32 and Kafka caps segments at 2 GiB. */
+#define SF_SEGMENT_MAX_BYTES INT32_MAX
+
+/* An index in memory, entries in the file's layout. */
+typedef struct sf_segment_index {
+    uint8_t *data;     /* heap (active or rebuilt) or mmap (sealed, loaded lazily) */
+    size_t n;          /* entries in data */
+    size_t cap;        /* heap capacity in entries (0 when mapped or empty) */
+    size_t written;    /* entries already written to the file */
+    size_t entry_size; /* SF_SEGMENT_*_ENTRY_SIZE */
+    int mapped;        /* data is an mmap of the file */
+    int loaded;        /* data reflects the index (0: sealed and not mapped yet) */
+    const char *ext;   /* ".index" / ".timeindex" */
+} sf_segment_index_t;
+
+typedef struct sf_segment {
+    atomic_int refcnt;          /* the log's list holds one; each slice one more */
+    int64_t base_offset;
+    char *path;                 /* "<dir>/<base %020lld>" without extension, owned */
+    int fd;                     /* the .log file, O_RDWR; closed on the last unref */
+    int64_t size;               /* bytes of whole valid batches */
+    int64_t synced_size;        /* bytes known to be fsynced */
+    int64_t next_offset;        /* offset after the last batch (base_offset when empty) */
+    int64_t max_timestamp;      /* largest batch MaxTimestamp; -1 when none */
+    int64_t offset_of_max_timestamp;
+    int64_t roll_base_ms;       /* when the segment got its first batch; -1 when empty */
+    int64_t bytes_since_index;  /* bytes appended since the last index entry */
+    int sealed;                 /* no more appends (a newer segment exists) */
+    int index_unsynced;         /* index bytes written to the files but not fsynced */
+    int deleted;                /* files unlinked (retention, deletion, recovery) */
+    sf_segment_index_t oidx;    /* offset index */
+    sf_segment_index_t tidx;    /* time index */
+} sf_segment_t;
+
+/* What the log tells a segment about each batch it appends. */
+typedef struct sf_segment_batch {
+    int64_t base_offset;
+    int64_t last_offset;
+    int64_t max_timestamp;
+    size_t size;
+} sf_segment_batch_t;
+
+/* Create a new empty segment (files created, truncated if present) at @base_offset in @dir.
+ * @return SF_OK and *@segp (one reference, the caller's), SF_ERR_IO or SF_ERR_NOMEM. */
+int sf_segment_create(const char *dir, int64_t base_offset, sf_segment_t **segp);
+
+/* Open the existing segment files at @base_offset in @dir without reading them (size is the
+ * file size). Follow with sf_segment_recover or sf_segment_load.
+ * @return SF_OK and *@segp (one reference), SF_ERR_IO or SF_ERR_NOMEM. */
+int sf_segment_open(const char *dir, int64_t base_offset, sf_segment_t **segp);
+
+/* Re-validate every batch from the start (sf_recbatch_validate, offsets increasing, at least
+ * @min_offset, relative offsets in range), truncate the .log at the first invalid byte and
+ * rebuild both indexes (files rewritten) with @index_interval. @truncated (may be NULL)
+ * receives the number of bytes cut. @return SF_OK or SF_ERR_IO / SF_ERR_NOMEM. */
+int sf_segment_recover(sf_segment_t *seg, int64_t min_offset, int32_t index_interval,
+                       int64_t *truncated);
+
+/* Load a segment that was shut down cleanly: check the index files (rebuilt when missing or
+ * inconsistent), and when @active find the next offset and largest timestamp by scanning
+ * batch headers from the last index entries (a partial batch at the tail is cut). Sealed
+ * segments get their largest timestamp from the time index and their indexes mapped lazily.
+ * @return SF_OK or SF_ERR_IO / SF_ERR_NOMEM / SF_ERR_CORRUPT. */
+int sf_segment_load(sf_segment_t *seg, int active, int32_t index_interval);
+
+/* Append @len bytes of validated batches (offsets already assigned) described by @batches
+ * (@nbatches entries) at the end of the .log with one pwrite, then add index entries.
+ * On a failed or short write the file is truncated back and SF_ERR_IO returned. */
+int sf_segment_append(sf_segment_t *seg, const uint8_t *buf, size_t len,
+                      const sf_segment_batch_t *batches, size_t nbatches, int64_t now_ms,
+                      int32_t index_interval);
+
+/* Make sure the indexes are in memory (sealed segments are mapped on first use; an
+ * inconsistent file is rebuilt from the .log). @return SF_OK or an error. */
+int sf_segment_index_ensure(sf_segment_t *seg, int32_t index_interval);
+
+/* The file position of the last offset-index entry whose offset is <= @offset (0 if none).
+ * Index must be loaded (sf_segment_index_ensure). */
+int64_t sf_segment_index_lookup(const sf_segment_t *seg, int64_t offset);
+
+/* The position of the last offset-index entry whose position is <= @max_pos and whose offset
+ * is < @max_offset; 0 if none. Index must be loaded. */
+int64_t sf_segment_index_floor_pos(const sf_segment_t *seg, int64_t max_pos, int64_t max_offset);
+
+/* The offset after the time-index entry with the largest timestamp < @timestamp (where a scan
+ * for @timestamp may start), or base_offset if none. Index must be loaded. */
+int64_t sf_segment_time_lookup(const sf_segment_t *seg, int64_t timestamp);
+
+/* Scan batch headers with pread from @pos (a batch boundary) up to @end_pos for the first
+ * batch whose last offset is >= @offset. Lock-free (reads bytes below a size snapshot).
+ * @return SF_OK with *@found_pos, *@hdr, *@batch_size; SF_ERR_NOTFOUND at @end_pos;
+ * SF_ERR_CORRUPT when a header does not parse or overruns @end_pos; SF_ERR_IO. */
+int sf_segment_scan(const sf_segment_t *seg, int64_t pos, int64_t end_pos, int64_t offset,
+                    int64_t *found_pos, sf_recbatch_hdr_t *hdr, size_t *batch_size);
+
+/* From @pos (a batch boundary), the end of the run of whole batches that each end by
+ * @max_end (and @end_pos, a size snapshot) and start below @max_offset; *@run_end == @pos
+ * when the first does not qualify. Lock-free. @return SF_OK, or SF_ERR_CORRUPT / SF_ERR_IO
+ * with *@run_end where the walk stopped. */
+int sf_segment_extent(const sf_segment_t *seg, int64_t pos, int64_t end_pos, int64_t max_end,
+                      int64_t max_offset, int64_t *run_end);
+
+/* Write index entries not yet in the files (page cache only). @return SF_OK or SF_ERR_IO. */
+int sf_segment_write_indexes(sf_segment_t *seg);
+
+/* Seal the segment (a newer one takes the appends): add the final time-index entry, write
+ * pending index entries and free the heap indexes (mapped again on demand). */
+int sf_segment_seal(sf_segment_t *seg);
+
+/* fsync the .log and, when @indexes, the index files (opened by path; a missing file is not
+ * an error). Call without the log mutex, holding a reference. */
+int sf_segment_sync(sf_segment_t *seg, int indexes);
+
+/* The segment's largest timestamp for retention: max_timestamp, or the .log mtime (ms) when
+ * no batch has a timestamp. */
+int64_t sf_segment_largest_timestamp(const sf_segment_t *seg);
+
+/* Unlink the segment's files (the fd stays open until the last reference goes). */
+int sf_segment_unlink(sf_segment_t *seg);
+
+/* Take / drop a reference (atomic; thread-safe). The last unref closes the fd and frees. */
+void sf_segment_ref(sf_segment_t *seg);
+void sf_segment_unref(sf_segment_t *seg);
+
+/* Format the file name base "<dir>/<%020lld>" into @buf. */
+void sf_segment_path(char *buf, size_t size, const char *dir, int64_t base_offset);
+
 #endif

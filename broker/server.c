@@ -1,2 +1,924 @@
+/* Listeners and client connections: framing, in-order responses, flow control, TLS. */
 #include "server.h"
-typedef int sf_server_placeholder_t;
+
+#include <arpa/inet.h>
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "brokercfg.h"
+#include "err.h"
+#include "log.h"
+#include "logging.h"
+#include "tls.h"
+
+/* Resume reading once queued output falls to this (hysteresis under the pause threshold). */
+#define SF_SERVER_RESUME_OUTPUT (SF_SERVER_MAX_PENDING_OUTPUT / 2)
+/* Response bodies at least this large are handed to libevent by reference instead of copied. */
+#define SF_SERVER_REF_MIN (16 * 1024)
+/* Frames at least this large set a read low-watermark so the read callback runs once per frame
+ * instead of once per socket read. */
+#define SF_SERVER_BIG_FRAME (64 * 1024)
+/* Largest single socket read (libevent's default is 16 KiB). */
+#define SF_SERVER_MAX_READ (256 * 1024)
+/* After accept() fails for lack of descriptors, pause accepting this long. */
+#define SF_SERVER_ACCEPT_BACKOFF_MS 500
+
+/* A response slot: one per request, in request order. */
+typedef enum slot_state {
+    SLOT_PENDING, /* the request has not been answered */
+    SLOT_DONE,    /* answered: buf holds the response (or NULL if written / dropped / none) */
+    SLOT_CLOSE,   /* close the connection when this slot reaches the head */
+} slot_state_t;
+
+struct sf_req_slot {
+    sf_req_slot_t *next;
+    struct evbuffer *buf; /* a response completed before the ones ahead of it */
+    slot_state_t state;
+};
+
+typedef struct sf_listener {
+    sf_server_t *srv;
+    struct evconnlistener *lev;
+    struct event *retry; /* re-enables accepting after EMFILE */
+    char desc[300];      /* "PLAINTEXT://127.0.0.1:9092" */
+    char name[16];
+    int tls;
+    int port; /* bound port */
+} sf_listener_t;
+
+struct sf_server {
+    struct event_base *base;
+    sf_server_dispatch_fn fn;
+    void *arg;
+    size_t max_request;
+    SSL_CTX *ssl_ctx;
+    sf_listener_t *listeners;
+    size_t nlisteners;
+    sf_conn_t *conns; /* open connections (doubly linked) */
+    size_t nconns;
+    sf_wbuf_t hdr; /* scratch for response headers (one event-loop thread) */
+};
+
+struct sf_conn {
+    sf_server_t *srv;         /* NULL once closed */
+    sf_conn_t *prev, *next;   /* in srv->conns while open */
+    struct bufferevent *bev;  /* NULL once closed */
+    char peer[INET6_ADDRSTRLEN + 10];
+    char listener[16];
+    int tls;
+    size_t max_request;
+    unsigned dead : 1;        /* closed: responses are dropped */
+    unsigned closing : 1;     /* no more requests are read (a close marker is queued) */
+    unsigned drop_output : 1; /* the close marker reached the head: close once output drains */
+    unsigned paused : 1;      /* reading disabled by a cap */
+    unsigned busy;            /* > 0 while inside our own code for this connection */
+    size_t read_low;          /* current read low-watermark (0 = none) */
+    sf_req_slot_t *head, *tail;
+    size_t nslots;  /* unanswered or unwritten requests (in-flight) */
+    size_t nreqs;   /* requests the handler still holds */
+    size_t parked;  /* bytes in slots answered before the ones ahead of them */
+    struct evbuffer *out; /* bufferevent_get_output(bev), cached */
+};
+
+/* ------------------------------------------------------------------------------------------
+ * Connection lifetime
+ * ------------------------------------------------------------------------------------------ */
+
+static void conn_read_cb(struct bufferevent *bev, void *arg);
+static void conn_write_cb(struct bufferevent *bev, void *arg);
+static void conn_event_cb(struct bufferevent *bev, short what, void *arg);
+static void conn_process(sf_conn_t *conn);
+
+/* Close the socket now; the struct lives on until nothing refers to it (conn_unbusy). */
+static void conn_kill(sf_conn_t *conn) {
+    if (conn->dead)
+        return;
+    conn->dead = 1;
+    if (conn->bev) {
+        bufferevent_disable(conn->bev, EV_READ | EV_WRITE);
+        bufferevent_setcb(conn->bev, NULL, NULL, NULL, NULL);
+        /* Freeing a bufferevent from inside its own callbacks is allowed by libevent (it holds a
+         * reference until the callback returns). */
+        bufferevent_free(conn->bev);
+        conn->bev = NULL;
+        conn->out = NULL;
+    }
+    if (conn->srv) {
+        sf_server_t *srv = conn->srv;
+        if (conn->prev)
+            conn->prev->next = conn->next;
+        else
+            srv->conns = conn->next;
+        if (conn->next)
+            conn->next->prev = conn->prev;
+        srv->nconns--;
+        conn->srv = NULL;
+        conn->prev = conn->next = NULL;
+    }
+    sf_log(SF_LOG_DEBUG, "NET", "%s: connection closed", conn->peer);
+}
+
+static void slot_free(sf_conn_t *conn, sf_req_slot_t *slot) {
+    if (slot->buf) {
+        conn->parked -= evbuffer_get_length(slot->buf);
+        evbuffer_free(slot->buf); /* releases file segments (and their log references) */
+    }
+    free(slot);
+}
+
+static void conn_free(sf_conn_t *conn) {
+    sf_req_slot_t *slot, *next;
+    assert(conn->dead && conn->nreqs == 0 && conn->busy == 0);
+    for (slot = conn->head; slot; slot = next) {
+        next = slot->next;
+        slot_free(conn, slot);
+    }
+    free(conn);
+}
+
+static void conn_busy(sf_conn_t *conn) {
+    conn->busy++;
+}
+
+/* Leave our code for @conn; frees it when it is closed and nothing refers to it any more. */
+static void conn_unbusy(sf_conn_t *conn) {
+    assert(conn->busy > 0);
+    if (--conn->busy == 0 && conn->dead && conn->nreqs == 0)
+        conn_free(conn);
+}
+
+/* The write callback is only needed while paused or while waiting to close. */
+static void conn_update_cbs(sf_conn_t *conn) {
+    if (conn->bev)
+        bufferevent_setcb(conn->bev, conn_read_cb,
+                          conn->paused || conn->drop_output ? conn_write_cb : NULL, conn_event_cb,
+                          conn);
+}
+
+static size_t conn_pending(const sf_conn_t *conn) {
+    return (conn->out ? evbuffer_get_length(conn->out) : 0) + conn->parked;
+}
+
+static void conn_pause(sf_conn_t *conn) {
+    if (conn->paused || conn->dead)
+        return;
+    conn->paused = 1;
+    bufferevent_disable(conn->bev, EV_READ);
+    conn_update_cbs(conn);
+    sf_log(SF_LOG_DEBUG, "NET", "%s: reading paused (%zu requests in flight, %zu bytes queued)",
+           conn->peer, conn->nslots, conn_pending(conn));
+}
+
+static void conn_maybe_resume(sf_conn_t *conn) {
+    if (!conn->paused || conn->dead || conn->closing)
+        return;
+    if (conn->nslots >= SF_SERVER_MAX_INFLIGHT || conn_pending(conn) > SF_SERVER_RESUME_OUTPUT)
+        return;
+    conn->paused = 0;
+    conn_update_cbs(conn);
+    bufferevent_enable(conn->bev, EV_READ);
+    /* Frames may already be waiting in the input buffer: process them from a fresh callback
+     * (deferred), never from inside the answer that made room. */
+    bufferevent_trigger(conn->bev, EV_READ, BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
+}
+
+/* Once the close marker reached the head: close as soon as the output is written. */
+static void conn_check_close(sf_conn_t *conn) {
+    if (conn->dead || !conn->drop_output)
+        return;
+    if (evbuffer_get_length(conn->out) == 0)
+        conn_kill(conn);
+    else
+        conn_update_cbs(conn);
+}
+
+/* Move answered slots at the head of the queue to the output, in order. */
+static void conn_flush(sf_conn_t *conn) {
+    sf_req_slot_t *slot;
+    while ((slot = conn->head) && slot->state != SLOT_PENDING) {
+        conn->head = slot->next;
+        if (!conn->head)
+            conn->tail = NULL;
+        conn->nslots--;
+        if (slot->buf && !conn->dead && !conn->drop_output) {
+            conn->parked -= evbuffer_get_length(slot->buf);
+            /* Moves the chains (file segments included); no copy. */
+            if (evbuffer_add_buffer(conn->out, slot->buf) < 0) {
+                sf_log(SF_LOG_WARNING, "NET", "%s: out of memory queueing a response; closing",
+                       conn->peer);
+                conn_kill(conn);
+            }
+        }
+        if (slot->state == SLOT_CLOSE)
+            conn->drop_output = 1;
+        slot_free(conn, slot);
+    }
+    conn_check_close(conn);
+    conn_maybe_resume(conn);
+}
+
+static sf_req_slot_t *conn_add_slot(sf_conn_t *conn, slot_state_t state) {
+    sf_req_slot_t *slot = calloc(1, sizeof(*slot));
+    if (!slot)
+        return NULL;
+    slot->state = state;
+    if (conn->tail)
+        conn->tail->next = slot;
+    else
+        conn->head = slot;
+    conn->tail = slot;
+    conn->nslots++;
+    return slot;
+}
+
+/* No more requests from this connection (a close marker is queued or about to be). */
+static void conn_stop_reading(sf_conn_t *conn) {
+    struct evbuffer *in;
+    if (conn->dead || conn->closing)
+        return;
+    conn->closing = 1;
+    bufferevent_disable(conn->bev, EV_READ);
+    in = bufferevent_get_input(conn->bev);
+    evbuffer_drain(in, evbuffer_get_length(in));
+}
+
+/* Stop reading and close the connection after the responses already queued or pending. */
+static void conn_close_after_pending(sf_conn_t *conn) {
+    if (conn->dead || conn->closing)
+        return;
+    conn_stop_reading(conn);
+    if (!conn_add_slot(conn, SLOT_CLOSE)) {
+        conn_kill(conn);
+        return;
+    }
+    conn_flush(conn);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Reading requests
+ * ------------------------------------------------------------------------------------------ */
+
+static void conn_set_read_low(sf_conn_t *conn, size_t low) {
+    if (conn->read_low != low && conn->bev) {
+        bufferevent_setwatermark(conn->bev, EV_READ, low, 0);
+        conn->read_low = low;
+    }
+}
+
+static void conn_process(sf_conn_t *conn) {
+    sf_server_t *srv = conn->srv;
+    struct evbuffer *in;
+    size_t want = 0;
+
+    if (conn->dead || conn->closing || !srv)
+        return;
+    conn_busy(conn);
+    in = bufferevent_get_input(conn->bev);
+    while (!conn->dead && !conn->closing) {
+        uint8_t szb[4];
+        int32_t size;
+        size_t avail = evbuffer_get_length(in);
+        sf_req_t *req;
+        int rc;
+
+        if (conn->nslots >= SF_SERVER_MAX_INFLIGHT ||
+            conn_pending(conn) > SF_SERVER_MAX_PENDING_OUTPUT) {
+            conn_pause(conn);
+            break;
+        }
+        if (avail < 4)
+            break;
+        evbuffer_copyout(in, szb, 4);
+        size = (int32_t)sf_load_be32(szb);
+        /* Checked before anything of that size is allocated. */
+        if (size < 8 || (size_t)size > conn->max_request) {
+            sf_log(SF_LOG_INFO, "NET", "%s: request size %d is %s; closing the connection",
+                   conn->peer, size,
+                   size < 8 ? "too small for a request header" : "above socket.request.max.bytes");
+            conn_close_after_pending(conn);
+            break;
+        }
+        if (avail - 4 < (size_t)size) {
+            if ((size_t)size >= SF_SERVER_BIG_FRAME)
+                want = 4 + (size_t)size;
+            break;
+        }
+        req = malloc(sizeof(*req) + (size_t)size);
+        if (!req) {
+            sf_log(SF_LOG_WARNING, "NET", "%s: out of memory for a %d-byte request; closing",
+                   conn->peer, size);
+            conn_kill(conn);
+            break;
+        }
+        memset(req, 0, sizeof(*req));
+        req->frame = (uint8_t *)(req + 1);
+        req->frame_len = (size_t)size;
+        evbuffer_drain(in, 4);
+        evbuffer_remove(in, req->frame, (size_t)size);
+        sf_rbuf_init(&req->body, req->frame, req->frame_len);
+        rc = sf_proto_RequestHeader_decode(&req->body, &req->hdr);
+        if (rc != SF_OK || req->body.err) {
+            sf_log(SF_LOG_INFO, "NET", "%s: request header does not decode; closing the connection",
+                   conn->peer);
+            free(req);
+            conn_close_after_pending(conn);
+            break;
+        }
+        if (!(req->slot = conn_add_slot(conn, SLOT_PENDING))) {
+            free(req);
+            conn_kill(conn);
+            break;
+        }
+        sf_arena_init(&req->arena, SF_SERVER_ARENA_LIMIT(req->frame_len));
+        req->conn = conn;
+        conn->nreqs++;
+        srv->fn(req, srv->arg);
+    }
+    if (!conn->dead)
+        conn_set_read_low(conn, want);
+    conn_unbusy(conn);
+}
+
+static void conn_read_cb(struct bufferevent *bev, void *arg) {
+    (void)bev;
+    conn_process(arg);
+}
+
+static void conn_write_cb(struct bufferevent *bev, void *arg) {
+    sf_conn_t *conn = arg;
+    (void)bev;
+    conn_busy(conn);
+    conn_check_close(conn);
+    conn_maybe_resume(conn);
+    conn_update_cbs(conn);
+    conn_unbusy(conn);
+}
+
+static void conn_event_cb(struct bufferevent *bev, short what, void *arg) {
+    sf_conn_t *conn = arg;
+
+    conn_busy(conn);
+    if (what & BEV_EVENT_CONNECTED) {
+        sf_log(SF_LOG_DEBUG, "NET", "%s: TLS handshake done", conn->peer);
+    } else if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
+        if (conn->tls && (what & BEV_EVENT_ERROR)) {
+            unsigned long e;
+            char reason[256] = "";
+            /* libevent also queues bare SSL_get_error() codes (no library part); only real
+             * OpenSSL errors say something about the peer's TLS. */
+            while ((e = bufferevent_get_openssl_error(bev)) != 0)
+                if (ERR_GET_LIB(e) != 0)
+                    sf_tls_error_string(e, reason, sizeof(reason));
+            if (*reason)
+                sf_log(SF_LOG_INFO, "NET", "%s: TLS error: %s", conn->peer, reason);
+            else
+                sf_log(SF_LOG_DEBUG, "NET", "%s: connection error: %s", conn->peer,
+                       evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+        } else if (what & BEV_EVENT_ERROR) {
+            sf_log(SF_LOG_DEBUG, "NET", "%s: connection error: %s", conn->peer,
+                   evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+        }
+        conn_kill(conn);
+    }
+    conn_unbusy(conn);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Responses
+ * ------------------------------------------------------------------------------------------ */
+
+/* Owner of a response body handed to libevent by reference in several pieces. */
+typedef struct body_ref {
+    int refs;
+    uint8_t *p;
+} body_ref_t;
+
+static void body_ref_cleanup(const void *data, size_t len, void *arg) {
+    body_ref_t *br = arg;
+    (void)data;
+    (void)len;
+    if (--br->refs == 0) {
+        free(br->p);
+        free(br);
+    }
+}
+
+static void slice_cleanup(const struct evbuffer_file_segment *seg, int flags, void *arg) {
+    (void)seg;
+    (void)flags;
+    sf_log_slice_release(arg);
+}
+
+/* Release the log references of splices [from, nsplices) of @body. */
+static void release_splices(sf_wbuf_t *body, size_t from) {
+    size_t i;
+    for (i = from; i < body->nsplices; i++) {
+        sf_log_slice_t *sl = body->splices[i].ref;
+        if (sl && sl->seg)
+            sf_log_slice_release(sl->seg);
+    }
+}
+
+/* Append @len bytes of the body at @p to @out: copied, or referenced through @br. */
+static int add_bytes(struct evbuffer *out, sf_wbuf_t *body, body_ref_t **br, const uint8_t *p,
+                     size_t len) {
+    if (!len)
+        return 0;
+    if (body->len < SF_SERVER_REF_MIN)
+        return evbuffer_add(out, p, len);
+    if (!*br) {
+        if (!(*br = malloc(sizeof(**br))))
+            return -1;
+        (*br)->refs = 1; /* our own, dropped at the end of write_response */
+        (*br)->p = body->p;
+        body->p = NULL; /* taken over */
+    }
+    (*br)->refs++;
+    if (evbuffer_add_reference(out, p, len, body_ref_cleanup, *br) < 0) {
+        (*br)->refs--;
+        return -1;
+    }
+    return 0;
+}
+
+/* Read a file range into @out (TLS: OpenSSL needs the bytes in memory). pread, so the file
+ * position other code may rely on is untouched. */
+static int add_file_copy(struct evbuffer *out, const sf_log_slice_t *sl) {
+    struct evbuffer_iovec vec[2];
+    int nvec, i;
+    size_t got = 0;
+
+    nvec = evbuffer_reserve_space(out, (ev_ssize_t)sl->len, vec, 2);
+    if (nvec < 0)
+        return -1;
+    for (i = 0; i < nvec && got < sl->len; i++) {
+        size_t want = vec[i].iov_len < sl->len - got ? vec[i].iov_len : sl->len - got, done = 0;
+        while (done < want) {
+            ssize_t n = pread(sl->fd, (char *)vec[i].iov_base + done, want - done,
+                              (off_t)(sl->pos + (int64_t)(got + done)));
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                return -1; /* error, or the file is shorter than promised */
+            done += (size_t)n;
+        }
+        vec[i].iov_len = want;
+        got += want;
+    }
+    if (got != sl->len)
+        return -1;
+    return evbuffer_commit_space(out, vec, nvec);
+}
+
+/* Write size + header + body of the response to @out. The splices' references are always
+ * released (now or when libevent is done with them). */
+static int write_response(sf_conn_t *conn, sf_server_t *srv, const sf_req_t *req, sf_wbuf_t *body,
+                          struct evbuffer *out) {
+    sf_wbuf_t *hdr = &srv->hdr;
+    body_ref_t *br = NULL;
+    size_t total, pos = 0, i = 0, before = evbuffer_get_length(out);
+    int rc = -1;
+
+    sf_wbuf_reset(hdr);
+    sf_wbuf_i32(hdr, 0); /* size, patched below */
+    sf_proto_ResponseHeader_encode(hdr, req->hdr.RequestApiKey, req->hdr.RequestApiVersion,
+                                   req->hdr.CorrelationId);
+    total = hdr->len - 4 + sf_wbuf_total(body);
+    if (hdr->err || total > INT32_MAX)
+        goto done;
+    sf_store_be32(hdr->p, (uint32_t)total);
+    if (evbuffer_add(out, hdr->p, hdr->len) < 0)
+        goto done;
+
+    for (i = 0; i < body->nsplices; i++) {
+        const sf_splice_t *sp = &body->splices[i];
+        sf_log_slice_t *sl = sp->ref;
+        if (add_bytes(out, body, &br, (br ? br->p : body->p) + pos, sp->at - pos) < 0)
+            goto done;
+        pos = sp->at;
+        if (!sl || sl->len != sp->len) {
+            sf_log(SF_LOG_ERR, "NET", "%s: response splice of %zu bytes does not match its file "
+                   "range (%zu bytes)", conn->peer, sp->len, sl ? sl->len : 0);
+            goto done;
+        }
+        if (!sl->len) {
+            sf_log_slice_release(sl->seg); /* NULL for an empty range; harmless */
+            continue;
+        }
+        if (conn->tls) {
+            if (add_file_copy(out, sl) < 0) {
+                sf_log(SF_LOG_ERR, "NET", "%s: cannot read %zu bytes at %lld of a log segment: %s",
+                       conn->peer, sl->len, (long long)sl->pos, strerror(errno));
+                goto done;
+            }
+            sf_log_slice_release(sl->seg);
+        } else {
+            struct evbuffer_file_segment *seg =
+                evbuffer_file_segment_new(sl->fd, sl->pos, (ev_off_t)sl->len,
+                                          EVBUF_FS_DISABLE_LOCKING);
+            if (!seg)
+                goto done;
+            /* From here the segment owns the reference: released when libevent is done. */
+            evbuffer_file_segment_add_cleanup_cb(seg, slice_cleanup, sl->seg);
+            rc = evbuffer_add_file_segment(out, seg, 0, (ev_off_t)sl->len);
+            evbuffer_file_segment_free(seg);
+            if (rc < 0) {
+                i++;
+                goto done;
+            }
+            rc = -1;
+        }
+    }
+    if (add_bytes(out, body, &br, (br ? br->p : body->p) + pos, body->len - pos) < 0)
+        goto done;
+    assert(evbuffer_get_length(out) - before == 4 + total);
+    (void)before;
+    rc = 0;
+done:
+    if (rc < 0)
+        release_splices(body, i);
+    if (br)
+        body_ref_cleanup(NULL, 0, br);
+    return rc;
+}
+
+/* Common end of every answer: free the request, write what can be written, reap. */
+static void req_finish(sf_req_t *req) {
+    sf_conn_t *conn = req->conn;
+    sf_arena_reset(&req->arena);
+    free(req);
+    conn->nreqs--;
+    conn_flush(conn);
+    conn_unbusy(conn);
+}
+
+void sf_req_respond(sf_req_t *req, sf_wbuf_t *body) {
+    sf_conn_t *conn = req->conn;
+    sf_req_slot_t *slot = req->slot;
+
+    conn_busy(conn);
+    slot->state = SLOT_DONE;
+    if (body->err && !conn->dead) {
+        /* Nothing valid can be sent for this request: answer those before it, then close. */
+        sf_log(SF_LOG_ERR, "NET", "%s: response to api %d v%d could not be encoded (%s); closing",
+               conn->peer, req->hdr.RequestApiKey, req->hdr.RequestApiVersion,
+               sf_err_str(body->err));
+        slot->state = SLOT_CLOSE;
+        conn_stop_reading(conn);
+        release_splices(body, 0);
+    } else if (conn->dead || conn->drop_output || !conn->srv) {
+        release_splices(body, 0);
+    } else {
+        /* The head slot writes straight to the socket buffer; a later one waits in its own. */
+        struct evbuffer *out = slot == conn->head ? conn->out : (slot->buf = evbuffer_new());
+        if (!out || write_response(conn, conn->srv, req, body, out) < 0) {
+            if (!out)
+                release_splices(body, 0);
+            sf_log(SF_LOG_WARNING, "NET", "%s: cannot queue the response to api %d v%d; closing",
+                   conn->peer, req->hdr.RequestApiKey, req->hdr.RequestApiVersion);
+            conn_kill(conn);
+        } else if (slot->buf) {
+            conn->parked += evbuffer_get_length(slot->buf);
+        }
+    }
+    sf_wbuf_free(body);
+    req_finish(req);
+}
+
+void sf_req_respond_none(sf_req_t *req) {
+    conn_busy(req->conn);
+    req->slot->state = SLOT_DONE;
+    req_finish(req);
+}
+
+void sf_req_close(sf_req_t *req) {
+    sf_conn_t *conn = req->conn;
+    conn_busy(conn);
+    sf_log(SF_LOG_DEBUG, "NET", "%s: closing after a malformed request (api %d v%d, client %.*s)",
+           conn->peer, req->hdr.RequestApiKey, req->hdr.RequestApiVersion,
+           req->hdr.ClientId.len > 0 ? (int)req->hdr.ClientId.len : 0,
+           req->hdr.ClientId.len > 0 ? (const char *)req->hdr.ClientId.p : "");
+    req->slot->state = SLOT_CLOSE;
+    conn_stop_reading(conn);
+    req_finish(req);
+}
+
+const char *sf_conn_peer(const sf_conn_t *conn) {
+    return conn->peer;
+}
+
+int sf_conn_is_tls(const sf_conn_t *conn) {
+    return conn->tls;
+}
+
+int sf_conn_closed(const sf_conn_t *conn) {
+    return conn->dead || conn->drop_output;
+}
+
+const char *sf_conn_listener(const sf_conn_t *conn) {
+    return conn->listener;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Listeners
+ * ------------------------------------------------------------------------------------------ */
+
+static void format_addr(const struct sockaddr *sa, char *buf, size_t size) {
+    char ip[INET6_ADDRSTRLEN] = "?";
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
+        inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
+        snprintf(buf, size, "%s:%u", ip, ntohs(sin->sin_port));
+    } else if (sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
+        inet_ntop(AF_INET6, &sin6->sin6_addr, ip, sizeof(ip));
+        snprintf(buf, size, "[%s]:%u", ip, ntohs(sin6->sin6_port));
+    } else {
+        snprintf(buf, size, "unknown");
+    }
+}
+
+static void accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa,
+                      int salen, void *arg) {
+    sf_listener_t *l = arg;
+    sf_server_t *srv = l->srv;
+    sf_conn_t *conn;
+    int one = 1;
+    (void)lev;
+    (void)salen;
+
+    /* Requests and responses are whole frames written at once: no Nagle delay. */
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+    conn = calloc(1, sizeof(*conn));
+    if (!conn) {
+        evutil_closesocket(fd);
+        return;
+    }
+    format_addr(sa, conn->peer, sizeof(conn->peer));
+    snprintf(conn->listener, sizeof(conn->listener), "%s", l->name);
+    conn->tls = l->tls;
+    conn->max_request = srv->max_request;
+    if (l->tls) {
+        SSL *ssl = SSL_new(srv->ssl_ctx);
+        if (!ssl) {
+            sf_log(SF_LOG_WARNING, "NET", "%s: cannot create a TLS session; closing", conn->peer);
+            evutil_closesocket(fd);
+            free(conn);
+            return;
+        }
+        /* Deferred callbacks: OpenSSL bufferevents can report errors from inside a write, and
+         * our callbacks must never run nested in our own code. */
+        conn->bev = bufferevent_openssl_socket_new(srv->base, fd, ssl, BUFFEREVENT_SSL_ACCEPTING,
+                                                   BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
+        if (conn->bev) /* clients often close without a TLS close_notify */
+            bufferevent_openssl_set_allow_dirty_shutdown(conn->bev, 1);
+        else
+            SSL_free(ssl);
+    } else {
+        conn->bev = bufferevent_socket_new(srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    }
+    if (!conn->bev) {
+        sf_log(SF_LOG_WARNING, "NET", "%s: cannot set up the connection; closing", conn->peer);
+        evutil_closesocket(fd);
+        free(conn);
+        return;
+    }
+    conn->out = bufferevent_get_output(conn->bev);
+    conn->srv = srv;
+    conn->next = srv->conns;
+    if (srv->conns)
+        srv->conns->prev = conn;
+    srv->conns = conn;
+    srv->nconns++;
+    bufferevent_set_max_single_read(conn->bev, SF_SERVER_MAX_READ);
+    bufferevent_setwatermark(conn->bev, EV_WRITE, SF_SERVER_RESUME_OUTPUT, 0);
+    conn_update_cbs(conn);
+    bufferevent_enable(conn->bev, EV_READ | EV_WRITE);
+    sf_log(SF_LOG_DEBUG, "NET", "%s: connection accepted on %s", conn->peer, l->desc);
+}
+
+static void accept_retry_cb(evutil_socket_t fd, short what, void *arg) {
+    sf_listener_t *l = arg;
+    (void)fd;
+    (void)what;
+    if (l->lev)
+        evconnlistener_enable(l->lev);
+}
+
+static void accept_error_cb(struct evconnlistener *lev, void *arg) {
+    sf_listener_t *l = arg;
+    int err = EVUTIL_SOCKET_ERROR();
+    sf_log(SF_LOG_WARNING, "NET", "listener %s: accept failed: %s", l->desc,
+           evutil_socket_error_to_string(err));
+    /* Out of descriptors: the pending connection stays ready, so accepting again at once
+     * would spin. Back off. */
+    if (l->retry) {
+        struct timeval tv = {0, SF_SERVER_ACCEPT_BACKOFF_MS * 1000};
+        evconnlistener_disable(lev);
+        evtimer_add(l->retry, &tv);
+    }
+}
+
+static int listener_open(sf_server_t *srv, sf_listener_t *l, const sf_brokercfg_listener_t *cl,
+                         char *errstr, size_t errstr_size) {
+    struct addrinfo hints, *res = NULL, *ai, *pick = NULL;
+    char portstr[16], where[INET6_ADDRSTRLEN + 10];
+    const char *host = *cl->host ? cl->host : "0.0.0.0";
+    struct sockaddr_storage ss;
+    socklen_t sslen = sizeof(ss);
+    int fd = -1, one = 1, gai, family;
+
+    sf_brokercfg_listener_str(cl, l->desc, sizeof(l->desc));
+    snprintf(l->name, sizeof(l->name), "%s", cl->name);
+    l->srv = srv;
+    l->tls = cl->security == SF_BROKERCFG_SSL;
+    snprintf(portstr, sizeof(portstr), "%d", cl->port);
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    gai = getaddrinfo(host, portstr, &hints, &res);
+    if (gai != 0) {
+        snprintf(errstr, errstr_size, "listener %s: cannot resolve %s: %s", l->desc, host,
+                 gai_strerror(gai));
+        return SF_ERR_INVALID;
+    }
+    /* IPv4 first, as advertised addresses are. */
+    for (ai = res; ai && !pick; ai = ai->ai_next)
+        if (ai->ai_family == AF_INET)
+            pick = ai;
+    for (ai = res; ai && !pick; ai = ai->ai_next)
+        if (ai->ai_family == AF_INET6)
+            pick = ai;
+    if (!pick) {
+        snprintf(errstr, errstr_size, "listener %s: %s has no IPv4 or IPv6 address", l->desc, host);
+        freeaddrinfo(res);
+        return SF_ERR_INVALID;
+    }
+    format_addr(pick->ai_addr, where, sizeof(where));
+    family = pick->ai_family;
+    fd = socket(pick->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(errstr, errstr_size, "listener %s: cannot create a socket: %s", l->desc,
+                 strerror(errno));
+        freeaddrinfo(res);
+        return SF_ERR_IO;
+    }
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, pick->ai_addr, pick->ai_addrlen) < 0 || listen(fd, SOMAXCONN) < 0) {
+        snprintf(errstr, errstr_size, "listener %s: cannot bind %s: %s", l->desc, where,
+                 strerror(errno));
+        close(fd);
+        freeaddrinfo(res);
+        return SF_ERR_IO;
+    }
+    freeaddrinfo(res);
+    if (getsockname(fd, (struct sockaddr *)&ss, &sslen) == 0)
+        l->port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+                                           : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    else
+        l->port = cl->port;
+    /* backlog 0: the socket is already listening. */
+    l->lev = evconnlistener_new(srv->base, accept_cb, l, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
+                                0, fd);
+    l->retry = evtimer_new(srv->base, accept_retry_cb, l);
+    if (!l->lev || !l->retry) {
+        snprintf(errstr, errstr_size, "listener %s: out of memory", l->desc);
+        if (!l->lev)
+            close(fd);
+        return SF_ERR_NOMEM;
+    }
+    evconnlistener_set_error_cb(l->lev, accept_error_cb);
+    sf_log(SF_LOG_INFO, "NET", "listening on %s (%s:%d)", l->desc,
+           family == AF_INET6 ? "IPv6" : "IPv4", l->port);
+    return SF_OK;
+}
+
+static SSL_CTX *server_tls_ctx(const sf_brokercfg_t *cfg, char *errstr, size_t errstr_size) {
+    return sf_tls_server_ctx_new(cfg->ssl_keystore_location, cfg->ssl_key_password,
+                                 cfg->ssl_truststore_location, cfg->ssl_client_auth, errstr,
+                                 errstr_size);
+}
+
+int sf_server_new(struct event_base *base, const sf_brokercfg_t *cfg, sf_server_dispatch_fn fn,
+                  void *arg, sf_server_t **out, char *errstr, size_t errstr_size) {
+    sf_server_t *srv;
+    size_t i;
+    int rc = SF_ERR_NOMEM;
+
+    *out = NULL;
+    srv = calloc(1, sizeof(*srv));
+    if (!srv)
+        goto nomem;
+    srv->base = base;
+    srv->fn = fn;
+    srv->arg = arg;
+    srv->max_request = (size_t)cfg->socket_request_max_bytes;
+    sf_wbuf_init(&srv->hdr);
+    srv->listeners = calloc(cfg->nlisteners ? cfg->nlisteners : 1, sizeof(*srv->listeners));
+    if (!srv->listeners)
+        goto nomem;
+    for (i = 0; i < cfg->nlisteners; i++) {
+        if (cfg->listeners[i].security == SF_BROKERCFG_SSL && !srv->ssl_ctx) {
+            char tlserr[512];
+            srv->ssl_ctx = server_tls_ctx(cfg, tlserr, sizeof(tlserr));
+            if (!srv->ssl_ctx) {
+                char desc[300];
+                snprintf(errstr, errstr_size, "listener %s: %s",
+                         sf_brokercfg_listener_str(&cfg->listeners[i], desc, sizeof(desc)), tlserr);
+                rc = SF_ERR_INVALID;
+                goto err;
+            }
+        }
+    }
+    for (i = 0; i < cfg->nlisteners; i++) {
+        srv->nlisteners = i + 1;
+        if ((rc = listener_open(srv, &srv->listeners[i], &cfg->listeners[i], errstr, errstr_size)) !=
+            SF_OK)
+            goto err;
+    }
+    *out = srv;
+    return SF_OK;
+
+nomem:
+    snprintf(errstr, errstr_size, "out of memory setting up the listeners");
+err:
+    sf_server_free(srv);
+    return rc;
+}
+
+int sf_server_port(const sf_server_t *srv, size_t i) {
+    if (i >= srv->nlisteners || !srv->listeners[i].lev)
+        return -1;
+    return srv->listeners[i].port;
+}
+
+int sf_server_reload_tls(sf_server_t *srv, const sf_brokercfg_t *cfg, char *errstr,
+                         size_t errstr_size) {
+    SSL_CTX *ctx;
+    if (!srv->ssl_ctx)
+        return SF_OK; /* no SSL listener */
+    ctx = server_tls_ctx(cfg, errstr, errstr_size);
+    if (!ctx)
+        return SF_ERR_INVALID;
+    /* Established connections hold their own reference through their SSL objects. */
+    SSL_CTX_free(srv->ssl_ctx);
+    srv->ssl_ctx = ctx;
+    sf_log(SF_LOG_NOTICE, "NET", "TLS certificates reloaded from %s", cfg->ssl_keystore_location);
+    return SF_OK;
+}
+
+void sf_server_stop_accepting(sf_server_t *srv) {
+    size_t i;
+    for (i = 0; i < srv->nlisteners; i++) {
+        sf_listener_t *l = &srv->listeners[i];
+        if (l->lev) {
+            evconnlistener_free(l->lev);
+            l->lev = NULL;
+            sf_log(SF_LOG_INFO, "NET", "stopped listening on %s", l->desc);
+        }
+        if (l->retry) {
+            event_free(l->retry);
+            l->retry = NULL;
+        }
+    }
+}
+
+size_t sf_server_nconns(const sf_server_t *srv) {
+    return srv->nconns;
+}
+
+void sf_server_free(sf_server_t *srv) {
+    if (!srv)
+        return;
+    sf_server_stop_accepting(srv);
+    while (srv->conns) {
+        sf_conn_t *conn = srv->conns;
+        conn_busy(conn);
+        conn_kill(conn); /* unlinks it */
+        conn_unbusy(conn); /* frees it unless the handler still holds requests */
+    }
+    if (srv->ssl_ctx)
+        SSL_CTX_free(srv->ssl_ctx);
+    sf_wbuf_free(&srv->hdr);
+    free(srv->listeners);
+    free(srv);
+}

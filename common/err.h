@@ -61,6 +61,7 @@ typedef int16_t sf_kerr_t;
 #define SF_KERR_KAFKA_STORAGE_ERROR ((sf_kerr_t)56)
 #define SF_KERR_UNKNOWN_TOPIC_ID ((sf_kerr_t)100)
 #define SF_KERR_UNSUPPORTED_COMPRESSION_TYPE ((sf_kerr_t)76)
+#define SF_KERR_TOPIC_DELETION_DISABLED ((sf_kerr_t)73)
 #define SF_KERR_FENCED_LEADER_EPOCH ((sf_kerr_t)74)
 #define SF_KERR_UNKNOWN_LEADER_EPOCH ((sf_kerr_t)75)
 #define SF_KERR_OFFSET_NOT_AVAILABLE ((sf_kerr_t)78)

@@ -1,3 +1,263 @@
+/* The cluster metadata kept in ZooKeeper: the typed znode layout (DESIGN.md section 4), broker
+ * registration, controller election, the admin writes behind CreateTopics / DeleteTopics /
+ * CreatePartitions / AlterConfigs, and an immutable metadata snapshot rebuilt from watches.
+ *
+ * Layout (relative to the chroot):
+ *   /cluster/id                              {"version":1,"id":"<base64url uuid>"}
+ *   /brokers/ids/<id>            EPHEMERAL   {"version":1,"host":..,"port":..,"endpoints":[..],
+ *                                             "rack":null,"timestamp":"<ms>"}; czxid = epoch
+ *   /controller                  EPHEMERAL   {"version":1,"brokerid":N,"timestamp":"<ms>"}
+ *   /controller_epoch                        "N"
+ *   /brokers/topics/<t>                      {"version":1,"topic_id":"..","partitions":{"0":[1,2]}}
+ *   /brokers/topics/<t>/partitions/<p>/state {"version":1,"leader":1,"leader_epoch":0,
+ *                                             "isr":[1],"controller_epoch":N}
+ *   /config/topics/<t>                       {"version":1,"config":{"k":"v"}}
+ *   /admin/delete_topics/<t>
+ *
+ * Threading: everything runs on the event loop thread, except that snapshots are immutable and
+ * reference counted (atomically), so they may be handed to and read from any thread.
+ * User callbacks are always called from this module's own events, never from inside a
+ * ZooKeeper completion; sf_cluster_free may be called from inside any of them. */
 #ifndef SF_CLUSTER_H
 #define SF_CLUSTER_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct sf_zk;
+
+/* Decoder limits: larger arrays / objects in a znode are rejected as malformed. */
+#define SF_CLUSTER_MAX_PARTITIONS 100000 /* partitions of one topic */
+#define SF_CLUSTER_MAX_REPLICAS 256      /* replicas (and ISR) of one partition */
+#define SF_CLUSTER_MAX_ENDPOINTS 64      /* endpoints of one broker */
+#define SF_CLUSTER_MAX_CONFIGS 1024      /* config entries of one topic */
+#define SF_CLUSTER_MAX_TOPIC_NAME 249    /* Kafka's limit */
+
+typedef struct sf_cluster_broker {
+    int32_t id;
+    char *host;       /* may be NULL (no PLAINTEXT listener) */
+    int32_t port;     /* -1 with a NULL host */
+    char **endpoints; /* "PLAINTEXT://h:p", "SSL://h:p" */
+    int nendpoints;
+    char *rack; /* NULL if none */
+    int64_t epoch; /* czxid of /brokers/ids/<id> */
+} sf_cluster_broker_t;
+
+typedef struct sf_cluster_partition {
+    int32_t partition;
+    int32_t leader;           /* -1: none (or state not known) */
+    int32_t leader_epoch;     /* -1 if the state znode is missing */
+    int32_t controller_epoch; /* -1 if the state znode is missing */
+    int32_t *replicas;
+    int nreplicas;
+    int32_t *isr;
+    int nisr;
+} sf_cluster_partition_t;
+
+typedef struct sf_cluster_config_entry {
+    char *name, *value;
+} sf_cluster_config_entry_t;
+
+typedef struct sf_cluster_topic {
+    char *name;
+    uint8_t topic_id[16]; /* all zero if the znode has none */
+    sf_cluster_partition_t *partitions; /* indexed by partition id: partitions[i].partition == i */
+    int npartitions;
+    sf_cluster_config_entry_t *configs; /* sorted by name */
+    int nconfigs;
+} sf_cluster_topic_t;
+
+typedef struct sf_cluster_snapshot {
+    atomic_int refcnt;
+    char *cluster_id;
+    int32_t controller_id;    /* -1 if no controller */
+    int32_t controller_epoch; /* last known value of /controller_epoch, -1 if unknown */
+    sf_cluster_broker_t *brokers; /* sorted by id */
+    int nbrokers;
+    sf_cluster_topic_t *topics; /* sorted by name (strcmp) */
+    int ntopics;
+} sf_cluster_snapshot_t;
+
+/* Take a reference (returns @snap; NULL is passed through). Thread-safe. */
+sf_cluster_snapshot_t *sf_cluster_snapshot_ref(sf_cluster_snapshot_t *snap);
+/* Drop a reference; the last one frees the snapshot. NULL is ignored. Thread-safe. */
+void sf_cluster_snapshot_unref(sf_cluster_snapshot_t *snap);
+/* Look up a topic by name / a broker by id (binary search); NULL if absent. The result is
+ * borrowed from @snap. */
+const sf_cluster_topic_t *sf_cluster_snapshot_topic(const sf_cluster_snapshot_t *snap,
+                                                    const char *name);
+const sf_cluster_broker_t *sf_cluster_snapshot_broker(const sf_cluster_snapshot_t *snap,
+                                                      int32_t id);
+/* A config value of a topic, or NULL if not set (borrowed). */
+const char *sf_cluster_topic_config(const sf_cluster_topic_t *topic, const char *name);
+
+/* Build a snapshot from parts (takes ownership of all of them, also on failure): @brokers
+ * and @topics are sorted here. Used by the module and by tests. Returns NULL on no memory. */
+sf_cluster_snapshot_t *sf_cluster_snapshot_build(char *cluster_id, int32_t controller_id,
+                                                 int32_t controller_epoch,
+                                                 sf_cluster_broker_t *brokers, int nbrokers,
+                                                 sf_cluster_topic_t *topics, int ntopics);
+
+/* Free what an element owns (not the element itself). */
+void sf_cluster_broker_clear(sf_cluster_broker_t *b);
+void sf_cluster_partition_clear(sf_cluster_partition_t *p);
+void sf_cluster_topic_clear(sf_cluster_topic_t *t);
+void sf_cluster_configs_free(sf_cluster_config_entry_t *configs, int n);
+
+/* ---- The running module ---- */
+
+typedef struct sf_cluster sf_cluster_t;
+
+typedef struct sf_cluster_options {
+    const char *zk_connect;    /* zookeeper.connect: "h:p,h:p" with an optional "/chroot" */
+    const char *zk_chroot;     /* if not NULL, the chroot to use (overrides one in zk_connect) */
+    int session_timeout_ms;    /* zookeeper.session.timeout.ms (18000 if <= 0) */
+    int connection_timeout_ms; /* zookeeper.connection.timeout.ms (session timeout if <= 0) */
+    int32_t broker_id;
+    const char *host;                /* registered host (may be NULL) */
+    int32_t port;                    /* registered port (-1 with a NULL host) */
+    const char *const *endpoints;    /* "PLAINTEXT://h:p", ... */
+    int nendpoints;
+    const char *rack; /* NULL for none */
+} sf_cluster_options_t;
+
+typedef struct sf_cluster_callbacks {
+    /* Called once: with SF_OK after connecting, creating the base paths and /cluster/id,
+     * registering the broker and loading the first snapshot (delivered through on_snapshot just
+     * before); or with an error and a sentence for the operator (ZooKeeper unreachable within
+     * the connection timeout, broker id held by a live broker). After an error the module does
+     * nothing more; free it. */
+    void (*on_ready)(void *arg, int err, const char *errmsg);
+    /* A new snapshot (borrowed: take a reference to keep it) after brokers, topics, partition
+     * states, topic configs or the controller changed; bursts are coalesced. */
+    void (*on_snapshot)(void *arg, sf_cluster_snapshot_t *snap);
+    /* Optional (may be NULL): this broker became (1) or stopped being (0) the controller. */
+    void (*on_controller)(void *arg, int is_controller, int32_t controller_epoch);
+} sf_cluster_callbacks_t;
+
+/* Completion of an admin write: SF_OK, SF_ERR_EXISTS (topic exists), SF_ERR_NOTFOUND (no such
+ * topic), SF_ERR_INVALID (see each function), SF_ERR_IO (ZooKeeper failed or the module is
+ * being freed; during sf_cluster_free the callback must only release @arg). */
+typedef void (*sf_cluster_done_cb)(void *arg, int err);
+
+/* Create the module (not started). @opt is copied; @cb is copied; @arg is passed to the
+ * callbacks. Returns NULL on bad options (errno EINVAL) or no memory. */
+sf_cluster_t *sf_cluster_new(struct event_base *base, const sf_cluster_options_t *opt,
+                             const sf_cluster_callbacks_t *cb, void *arg);
+/* Start connecting; on_ready follows. Returns SF_OK, SF_ERR_STATE (already started) or
+ * SF_ERR_IO. */
+int sf_cluster_start(sf_cluster_t *cl);
+/* Close the ZooKeeper session (the registration and, if held, /controller vanish at once) and
+ * free everything. Pending admin writes complete with SF_ERR_IO first. NULL is ignored. */
+void sf_cluster_free(sf_cluster_t *cl);
+
+/* The current snapshot (borrowed; take a reference to keep it), NULL before the first one. */
+sf_cluster_snapshot_t *sf_cluster_current(sf_cluster_t *cl);
+/* 1 if this broker holds /controller in the current session. */
+int sf_cluster_is_controller(const sf_cluster_t *cl);
+/* The controller epoch this broker won with (if controller), else the last one seen; -1 if
+ * unknown. */
+int32_t sf_cluster_controller_epoch(const sf_cluster_t *cl);
+/* This broker's epoch (czxid of its registration), -1 while not registered. */
+int64_t sf_cluster_broker_epoch(const sf_cluster_t *cl);
+/* The underlying session (borrowed), e.g. for other ZooKeeper users and tests. */
+struct sf_zk *sf_cluster_zk(sf_cluster_t *cl);
+
+/* Create a topic in one multi-op: /brokers/topics/<t> (new topic id), .../partitions, each
+ * .../partitions/<p> and .../<p>/state (leader = first replica, leader_epoch 0, isr = replicas,
+ * controller_epoch = the current one) and /config/topics/<t>.
+ * @assignment: npartitions * replication_factor broker ids (partition-major), or NULL for
+ * Kafka's rack-unaware round-robin over the live brokers (random start index).
+ * @configs: borrowed. Synchronous errors (callback not called): SF_ERR_INVALID (bad name,
+ * npartitions < 1, replication_factor < 1, duplicate or negative ids in @assignment, or
+ * replication_factor > live brokers when @assignment is NULL), SF_ERR_TOOLARGE (the multi-op
+ * would exceed ZooKeeper's 1 MB request limit), SF_ERR_STATE (not ready). Asynchronous:
+ * SF_OK, SF_ERR_EXISTS, SF_ERR_IO. */
+int sf_cluster_topic_create(sf_cluster_t *cl, const char *topic, int32_t npartitions,
+                            int16_t replication_factor, const int32_t *assignment,
+                            const sf_cluster_config_entry_t *configs, int nconfigs,
+                            sf_cluster_done_cb done, void *arg);
+/* Delete a topic in one multi-op: every partition state and partition node, the partitions
+ * node, the topic node, its config and a pending /admin/delete_topics/<t>. Asynchronous:
+ * SF_OK, SF_ERR_NOTFOUND, SF_ERR_IO. */
+int sf_cluster_topic_delete(sf_cluster_t *cl, const char *topic, sf_cluster_done_cb done,
+                            void *arg);
+/* Grow a topic to @new_total partitions in one multi-op: a versioned rewrite of the topic
+ * znode plus the new partition nodes and states (retried on a concurrent change).
+ * @assignment: (new_total - current) * rf broker ids for the new partitions, where rf is the
+ * replica count of partition 0, or NULL for Kafka's placement continuing from partition 0's
+ * first replica. Asynchronous: SF_OK, SF_ERR_NOTFOUND, SF_ERR_INVALID (new_total not above the
+ * current count, too few live brokers, bad assignment), SF_ERR_IO. */
+int sf_cluster_partitions_add(sf_cluster_t *cl, const char *topic, int32_t new_total,
+                              const int32_t *assignment, sf_cluster_done_cb done, void *arg);
+/* Replace a topic's whole config (AlterConfigs semantics) with @configs (borrowed), checking
+ * in the same multi-op that the topic exists. Asynchronous: SF_OK, SF_ERR_NOTFOUND, SF_ERR_IO. */
+int sf_cluster_topic_config_set(sf_cluster_t *cl, const char *topic,
+                                const sf_cluster_config_entry_t *configs, int n,
+                                sf_cluster_done_cb done, void *arg);
+
+/* ---- Pure helpers (no ZooKeeper), unit-tested ---- */
+
+/* 1 if @name is a legal Kafka topic name: 1..249 chars of [a-zA-Z0-9._-], not "." or "..". */
+int sf_cluster_topic_name_valid(const char *name);
+
+/* Kafka's Uuid text form: 22 chars of unpadded base64url. @out has room for 23 bytes. */
+void sf_cluster_uuid_to_str(const uint8_t uuid[16], char out[23]);
+/* Parse that form; SF_OK or SF_ERR_MALFORMED. */
+int sf_cluster_uuid_from_str(const char *s, uint8_t uuid[16]);
+/* A random version-4 uuid that is not zero and whose text form does not start with '-'.
+ * SF_OK or SF_ERR_IO. */
+int sf_cluster_uuid_random(uint8_t uuid[16]);
+
+/* Kafka's AdminUtils.assignReplicasToBrokersRackUnaware. @brokers: live broker ids sorted
+ * ascending (n >= rf). Assign @npartitions partitions numbered from @start_partition with @rf
+ * replicas each into @out (npartitions * rf ids, partition-major). @start_index is the
+ * fixed start index, or -1 for a random one. Returns SF_OK or SF_ERR_INVALID. */
+int sf_cluster_assign_replicas(const int32_t *brokers, int nbrokers, int32_t npartitions,
+                               int rf, int32_t start_partition, int start_index, int32_t *out);
+
+/* JSON codecs for each znode. Encoders return a malloc'd NUL-terminated string (NULL on no
+ * memory). Decoders take @len bytes of @json (no NUL needed), allocate what they fill in
+ * (free with the matching _clear function), and return SF_OK or SF_ERR_MALFORMED (bad JSON,
+ * wrong types, missing fields, out-of-range values, arrays over the limits above) without
+ * leaking anything; SF_ERR_NOMEM on no memory. */
+
+/* /brokers/ids/<id>: uses host, port, endpoints, rack; @timestamp_ms is written as a string. */
+char *sf_cluster_broker_encode(const sf_cluster_broker_t *b, int64_t timestamp_ms);
+/* Fills host, port, endpoints, rack (id = -1 and epoch = -1: they come from the path and stat). */
+int sf_cluster_broker_decode(const char *json, size_t len, sf_cluster_broker_t *out);
+
+/* /brokers/topics/<t>: topic_id and each partition's replicas (partitions[i].partition == i). */
+char *sf_cluster_topic_encode(const uint8_t topic_id[16], const sf_cluster_partition_t *parts,
+                              int nparts);
+/* Fills topic_id (zero if absent), partitions (replicas; leader and epochs -1, no isr) and
+ * npartitions; name and configs are left NULL. Partition keys must be exactly 0..n-1. */
+int sf_cluster_topic_decode(const char *json, size_t len, sf_cluster_topic_t *out);
+
+/* /brokers/topics/<t>/partitions/<p>/state: leader, leader_epoch, isr, controller_epoch. */
+char *sf_cluster_pstate_encode(const sf_cluster_partition_t *p);
+/* Fills leader, leader_epoch, isr/nisr, controller_epoch of @p (other fields untouched; a
+ * previous isr is freed). */
+int sf_cluster_pstate_decode(const char *json, size_t len, sf_cluster_partition_t *p);
+
+/* /config/topics/<t> */
+char *sf_cluster_config_encode(const sf_cluster_config_entry_t *configs, int n);
+/* @out: a malloc'd array sorted by name (free with sf_cluster_configs_free), NULL when empty. */
+int sf_cluster_config_decode(const char *json, size_t len, sf_cluster_config_entry_t **out,
+                             int *n);
+
+/* /controller */
+char *sf_cluster_controller_encode(int32_t broker_id, int64_t timestamp_ms);
+int sf_cluster_controller_decode(const char *json, size_t len, int32_t *broker_id);
+
+/* /controller_epoch: a decimal integer >= 0. */
+int sf_cluster_epoch_decode(const char *data, size_t len, int32_t *epoch);
+
+/* /cluster/id */
+char *sf_cluster_id_encode(const char *id);
+/* @id: malloc'd. */
+int sf_cluster_id_decode(const char *json, size_t len, char **id);
+
 #endif

@@ -1,15 +1,1624 @@
+/* Unit tests for common/proto: golden bytes for every API and version the codec speaks (both
+ * directions), round trips, version-gated defaults, headers, and malformed inputs.
+ *
+ * The golden vectors were produced outside the build: an encoder that interprets the message
+ * definitions in ../shared/kafka-protocol/ (the JSON files), cross-checked byte for byte against Debian's
+ * kafka-python (python3-kafka 2.0.2) wherever kafka-python has that version. Where they
+ * disagree kafka-python is wrong and the JSON wins; those vectors are marked "json" with the
+ * reason: ProduceResponse v8 (kafka-python lacks RecordErrors/ErrorMessage), ListOffsetsRequest
+ * v4-5 (it sends CurrentLeaderEpoch as int64), DescribeConfigsResponse v1 (it keeps v0's
+ * IsDefault instead of ConfigSource), FetchRequest v7+ (its ForgottenTopic schema cannot
+ * encode; cross-checked without it). Vectors marked "json" alone are versions kafka-python does
+ * not have. The sample values below are the ones the vectors were encoded from. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
-START_TEST(test_placeholder) { ck_assert_int_eq(1, 1); }
+#include <string.h>
+
+#include "arena.h"
+#include "buf.h"
+#include "err.h"
+#include "proto.h"
+
+#define S(lit) {(const uint8_t *)(lit), (int32_t)(sizeof(lit) - 1)}
+#define NUL {NULL, -1}
+#define N(arr) ((int32_t)(sizeof(arr) / sizeof((arr)[0])))
+#define ARR(arr) N(arr), (arr)
+
+static const sf_slice_t null_slice = NUL;
+
+/* Assert two slices are equal, null included. */
+#define ck_slice(a, b) ck_slice_at((a), (b), __LINE__)
+static void ck_slice_at(sf_slice_t a, sf_slice_t b, int line) {
+    ck_assert_msg(a.len == b.len && (a.len <= 0 || memcmp(a.p, b.p, (size_t)a.len) == 0),
+                  "slice mismatch at line %d (len %d vs %d)", line, a.len, b.len);
+}
+
+static void ck_i32s(int32_t n, const int32_t *got, int32_t en, const int32_t *exp) {
+    int32_t i;
+    ck_assert_int_eq(n, en);
+    for (i = 0; i < n; i++)
+        ck_assert_int_eq(got[i], exp[i]);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Samples (same values as the vector generator) and field checks after a decode at version v:
+ * fields of that version equal the sample, the others their JSON default.
+ * ------------------------------------------------------------------------------------------ */
+
+/* Produce */
+static sf_proto_ProduceRequest_Partition_t produce_req_p1[] = {{0, S("RECORDS-0")}, {1, NUL}};
+static sf_proto_ProduceRequest_Partition_t produce_req_p2[] = {{7, S("\x01\x02\x03")}};
+static sf_proto_ProduceRequest_Topic_t produce_req_topics[] = {
+    {S("t1"), ARR(produce_req_p1)}, {S("topic-two"), ARR(produce_req_p2)}};
+static const sf_proto_ProduceRequest_t produce_req = {S("tx"), -1, 30000, ARR(produce_req_topics)};
+
+static void check_ProduceRequest(const void *m, int16_t v) {
+    const sf_proto_ProduceRequest_t *got = m, *exp = &produce_req;
+    int32_t i, j;
+    ck_slice(got->TransactionalId, v >= 3 ? exp->TransactionalId : null_slice);
+    ck_assert_int_eq(got->Acks, -1);
+    ck_assert_int_eq(got->TimeoutMs, 30000);
+    ck_assert_int_eq(got->TopicDataCount, 2);
+    for (i = 0; i < 2; i++) {
+        ck_slice(got->TopicData[i].Name, exp->TopicData[i].Name);
+        ck_assert_int_eq(got->TopicData[i].PartitionDataCount, exp->TopicData[i].PartitionDataCount);
+        for (j = 0; j < exp->TopicData[i].PartitionDataCount; j++) {
+            ck_assert_int_eq(got->TopicData[i].PartitionData[j].Index,
+                             exp->TopicData[i].PartitionData[j].Index);
+            ck_slice(got->TopicData[i].PartitionData[j].Records,
+                     exp->TopicData[i].PartitionData[j].Records);
+        }
+    }
+}
+
+static sf_proto_ProduceResponse_RecordError_t produce_resp_errs[] = {{3, S("bad")}, {4, NUL}};
+static sf_proto_ProduceResponse_Partition_t produce_resp_parts[] = {
+    {0, 0, 42, -1, 0, ARR(produce_resp_errs), NUL},
+    {1, 6, -1, 1700000000000LL, 5, 0, NULL, S("not leader")}};
+static sf_proto_ProduceResponse_Topic_t produce_resp_topics[] = {{S("t1"), ARR(produce_resp_parts)}};
+static const sf_proto_ProduceResponse_t produce_resp = {ARR(produce_resp_topics), 100};
+
+static void check_ProduceResponse(const void *m, int16_t v) {
+    const sf_proto_ProduceResponse_t *got = m;
+    const sf_proto_ProduceResponse_Partition_t *p;
+    int32_t j;
+    ck_assert_int_eq(got->ResponsesCount, 1);
+    ck_slice(got->Responses[0].Name, produce_resp_topics[0].Name);
+    ck_assert_int_eq(got->Responses[0].PartitionResponsesCount, 2);
+    for (j = 0; j < 2; j++) {
+        const sf_proto_ProduceResponse_Partition_t *e = &produce_resp_parts[j];
+        p = &got->Responses[0].PartitionResponses[j];
+        ck_assert_int_eq(p->Index, e->Index);
+        ck_assert_int_eq(p->ErrorCode, e->ErrorCode);
+        ck_assert(p->BaseOffset == e->BaseOffset);
+        ck_assert(p->LogAppendTimeMs == (v >= 2 ? e->LogAppendTimeMs : -1));
+        ck_assert(p->LogStartOffset == (v >= 5 ? e->LogStartOffset : -1));
+        ck_assert_int_eq(p->RecordErrorsCount, v >= 8 ? e->RecordErrorsCount : 0);
+        ck_slice(p->ErrorMessage, v >= 8 ? e->ErrorMessage : null_slice);
+    }
+    p = &got->Responses[0].PartitionResponses[0];
+    if (v >= 8) {
+        ck_assert_int_eq(p->RecordErrors[0].BatchIndex, 3);
+        ck_slice(p->RecordErrors[0].BatchIndexErrorMessage, produce_resp_errs[0].BatchIndexErrorMessage);
+        ck_assert_int_eq(p->RecordErrors[1].BatchIndex, 4);
+        ck_slice(p->RecordErrors[1].BatchIndexErrorMessage, null_slice);
+    }
+    ck_assert_int_eq(got->ThrottleTimeMs, v >= 1 ? 100 : 0);
+}
+
+/* Fetch */
+static sf_proto_FetchRequest_Partition_t fetch_req_parts[] = {
+    {0, 5, 100, -1, 1048576}, {2, -1, 0, 3, 65536}};
+static sf_proto_FetchRequest_Topic_t fetch_req_topics[] = {{S("t1"), ARR(fetch_req_parts)}};
+static int32_t fetch_req_forgotten_parts[] = {1, 2};
+static sf_proto_FetchRequest_ForgottenTopic_t fetch_req_forgotten[] = {
+    {S("old"), ARR(fetch_req_forgotten_parts)}};
+static const sf_proto_FetchRequest_t fetch_req = {
+    -1, 500, 1, 52428800, 1, 77, 2, ARR(fetch_req_topics), ARR(fetch_req_forgotten), S("rack-a")};
+
+static void check_FetchRequest(const void *m, int16_t v) {
+    const sf_proto_FetchRequest_t *got = m;
+    int32_t j;
+    sf_slice_t empty = S("");
+    ck_assert_int_eq(got->ReplicaId, -1);
+    ck_assert_int_eq(got->MaxWaitMs, 500);
+    ck_assert_int_eq(got->MinBytes, 1);
+    ck_assert_int_eq(got->MaxBytes, v >= 3 ? 52428800 : INT32_MAX);
+    ck_assert_int_eq(got->IsolationLevel, v >= 4 ? 1 : 0);
+    ck_assert_int_eq(got->SessionId, v >= 7 ? 77 : 0);
+    ck_assert_int_eq(got->SessionEpoch, v >= 7 ? 2 : -1);
+    ck_assert_int_eq(got->TopicsCount, 1);
+    ck_slice(got->Topics[0].Topic, fetch_req_topics[0].Topic);
+    ck_assert_int_eq(got->Topics[0].PartitionsCount, 2);
+    for (j = 0; j < 2; j++) {
+        const sf_proto_FetchRequest_Partition_t *p = &got->Topics[0].Partitions[j];
+        const sf_proto_FetchRequest_Partition_t *e = &fetch_req_parts[j];
+        ck_assert_int_eq(p->Partition, e->Partition);
+        ck_assert_int_eq(p->CurrentLeaderEpoch, v >= 9 ? e->CurrentLeaderEpoch : -1);
+        ck_assert(p->FetchOffset == e->FetchOffset);
+        ck_assert(p->LogStartOffset == (v >= 5 ? e->LogStartOffset : -1));
+        ck_assert_int_eq(p->PartitionMaxBytes, e->PartitionMaxBytes);
+    }
+    if (v >= 7) {
+        ck_assert_int_eq(got->ForgottenTopicsDataCount, 1);
+        ck_slice(got->ForgottenTopicsData[0].Topic, fetch_req_forgotten[0].Topic);
+        ck_i32s(got->ForgottenTopicsData[0].PartitionsCount, got->ForgottenTopicsData[0].Partitions,
+                ARR(fetch_req_forgotten_parts));
+    } else {
+        ck_assert_int_eq(got->ForgottenTopicsDataCount, 0);
+    }
+    ck_slice(got->RackId, v >= 11 ? fetch_req.RackId : empty);
+}
+
+static sf_proto_FetchResponse_AbortedTransaction_t fetch_resp_aborted[] = {{9, 150}};
+static sf_proto_FetchResponse_Partition_t fetch_resp_parts[] = {
+    {0, 0, 200, 190, 0, ARR(fetch_resp_aborted), -1, S("BATCH"), NULL},
+    {1, 1, -1, -1, -1, -1, NULL, 2, NUL, NULL}};
+static sf_proto_FetchResponse_Topic_t fetch_resp_topics[] = {{S("t1"), ARR(fetch_resp_parts)}};
+static const sf_proto_FetchResponse_t fetch_resp = {7, 0, 12345, ARR(fetch_resp_topics)};
+
+static void check_FetchResponse(const void *m, int16_t v) {
+    const sf_proto_FetchResponse_t *got = m;
+    const sf_proto_FetchResponse_Partition_t *p;
+    int32_t j;
+    ck_assert_int_eq(got->ThrottleTimeMs, v >= 1 ? 7 : 0);
+    ck_assert_int_eq(got->ErrorCode, 0);
+    ck_assert_int_eq(got->SessionId, v >= 7 ? 12345 : 0);
+    ck_assert_int_eq(got->ResponsesCount, 1);
+    ck_slice(got->Responses[0].Topic, fetch_resp_topics[0].Topic);
+    ck_assert_int_eq(got->Responses[0].PartitionsCount, 2);
+    for (j = 0; j < 2; j++) {
+        const sf_proto_FetchResponse_Partition_t *e = &fetch_resp_parts[j];
+        p = &got->Responses[0].Partitions[j];
+        ck_assert_int_eq(p->PartitionIndex, e->PartitionIndex);
+        ck_assert_int_eq(p->ErrorCode, e->ErrorCode);
+        ck_assert(p->HighWatermark == e->HighWatermark);
+        ck_assert(p->LastStableOffset == (v >= 4 ? e->LastStableOffset : -1));
+        ck_assert(p->LogStartOffset == (v >= 5 ? e->LogStartOffset : -1));
+        ck_assert_int_eq(p->AbortedTransactionsCount, v >= 4 ? e->AbortedTransactionsCount : 0);
+        ck_assert_int_eq(p->PreferredReadReplica, v >= 11 ? e->PreferredReadReplica : -1);
+        ck_slice(p->Records, e->Records);
+        ck_assert_ptr_null(p->RecordsRef);
+    }
+    p = &got->Responses[0].Partitions[0];
+    if (v >= 4) {
+        ck_assert(p->AbortedTransactions[0].ProducerId == 9);
+        ck_assert(p->AbortedTransactions[0].FirstOffset == 150);
+    }
+}
+
+/* ListOffsets */
+static sf_proto_ListOffsetsRequest_Partition_t lo_req_parts[] = {
+    {0, 3, -1, 1}, {1, -1, 1600000000000LL, 5}};
+static sf_proto_ListOffsetsRequest_Topic_t lo_req_topics[] = {{S("t1"), ARR(lo_req_parts)}};
+static const sf_proto_ListOffsetsRequest_t lo_req = {-1, 1, ARR(lo_req_topics)};
+
+static void check_ListOffsetsRequest(const void *m, int16_t v) {
+    const sf_proto_ListOffsetsRequest_t *got = m;
+    int32_t j;
+    ck_assert_int_eq(got->ReplicaId, -1);
+    ck_assert_int_eq(got->IsolationLevel, v >= 2 ? 1 : 0);
+    ck_assert_int_eq(got->TopicsCount, 1);
+    ck_slice(got->Topics[0].Name, lo_req_topics[0].Name);
+    ck_assert_int_eq(got->Topics[0].PartitionsCount, 2);
+    for (j = 0; j < 2; j++) {
+        const sf_proto_ListOffsetsRequest_Partition_t *p = &got->Topics[0].Partitions[j];
+        const sf_proto_ListOffsetsRequest_Partition_t *e = &lo_req_parts[j];
+        ck_assert_int_eq(p->PartitionIndex, e->PartitionIndex);
+        ck_assert_int_eq(p->CurrentLeaderEpoch, v >= 4 ? e->CurrentLeaderEpoch : -1);
+        ck_assert(p->Timestamp == e->Timestamp);
+        ck_assert_int_eq(p->MaxNumOffsets, v == 0 ? e->MaxNumOffsets : 1);
+    }
+}
+
+static int64_t lo_resp_old[] = {500, 0};
+static sf_proto_ListOffsetsResponse_Partition_t lo_resp_parts[] = {
+    {0, 0, ARR(lo_resp_old), 1600000000001LL, 500, 3}, {1, 3, 0, NULL, -1, -1, -1}};
+static sf_proto_ListOffsetsResponse_Topic_t lo_resp_topics[] = {{S("t1"), ARR(lo_resp_parts)}};
+static const sf_proto_ListOffsetsResponse_t lo_resp = {11, ARR(lo_resp_topics)};
+
+static void check_ListOffsetsResponse(const void *m, int16_t v) {
+    const sf_proto_ListOffsetsResponse_t *got = m;
+    int32_t j;
+    ck_assert_int_eq(got->ThrottleTimeMs, v >= 2 ? 11 : 0);
+    ck_assert_int_eq(got->TopicsCount, 1);
+    ck_slice(got->Topics[0].Name, lo_resp_topics[0].Name);
+    ck_assert_int_eq(got->Topics[0].PartitionsCount, 2);
+    for (j = 0; j < 2; j++) {
+        const sf_proto_ListOffsetsResponse_Partition_t *p = &got->Topics[0].Partitions[j];
+        const sf_proto_ListOffsetsResponse_Partition_t *e = &lo_resp_parts[j];
+        ck_assert_int_eq(p->PartitionIndex, e->PartitionIndex);
+        ck_assert_int_eq(p->ErrorCode, e->ErrorCode);
+        ck_assert_int_eq(p->OldStyleOffsetsCount, v == 0 ? e->OldStyleOffsetsCount : 0);
+        ck_assert(p->Timestamp == (v >= 1 ? e->Timestamp : -1));
+        ck_assert(p->Offset == (v >= 1 ? e->Offset : -1));
+        ck_assert_int_eq(p->LeaderEpoch, v >= 4 ? e->LeaderEpoch : -1);
+    }
+    if (v == 0) {
+        ck_assert(got->Topics[0].Partitions[0].OldStyleOffsets[0] == 500);
+        ck_assert(got->Topics[0].Partitions[0].OldStyleOffsets[1] == 0);
+    }
+}
+
+/* Metadata */
+static sf_proto_MetadataRequest_Topic_t md_req_topics[] = {{S("t1")}, {S("t2")}};
+static const sf_proto_MetadataRequest_t md_req = {ARR(md_req_topics), false, true, true};
+
+static void check_MetadataRequest(const void *m, int16_t v) {
+    const sf_proto_MetadataRequest_t *got = m;
+    ck_assert_int_eq(got->TopicsCount, 2);
+    ck_slice(got->Topics[0].Name, md_req_topics[0].Name);
+    ck_slice(got->Topics[1].Name, md_req_topics[1].Name);
+    ck_assert(got->AllowAutoTopicCreation == (v >= 4 ? false : true));
+    ck_assert(got->IncludeClusterAuthorizedOperations == (v >= 8));
+    ck_assert(got->IncludeTopicAuthorizedOperations == (v >= 8));
+}
+
+static const sf_proto_MetadataRequest_t md_req_all = {-1, NULL, true, false, false};
+static const sf_proto_MetadataRequest_t md_req_none = {0, NULL, true, false, false};
+
+static void check_MetadataRequestAll(const void *m, int16_t v) {
+    const sf_proto_MetadataRequest_t *got = m;
+    ck_assert_int_eq(got->TopicsCount, -1);
+    ck_assert_ptr_null(got->Topics);
+    ck_assert(got->AllowAutoTopicCreation);
+    (void)v;
+}
+
+static void check_MetadataRequestNone(const void *m, int16_t v) {
+    const sf_proto_MetadataRequest_t *got = m;
+    ck_assert_int_eq(got->TopicsCount, 0);
+    ck_assert(got->AllowAutoTopicCreation);
+    (void)v;
+}
+
+static sf_proto_MetadataResponse_Broker_t md_resp_brokers[] = {
+    {1, S("localhost"), 9092, NUL}, {2, S("10.0.0.2"), 9093, S("r2")}};
+static int32_t md_replicas[] = {1, 2}, md_isr[] = {1}, md_offline[] = {2};
+static sf_proto_MetadataResponse_Partition_t md_resp_parts[] = {
+    {0, 0, 1, 4, ARR(md_replicas), ARR(md_isr), ARR(md_offline)}};
+static sf_proto_MetadataResponse_Topic_t md_resp_topics[] = {
+    {0, S("t1"), false, ARR(md_resp_parts), 248}, {3, S("missing"), true, 0, NULL, INT32_MIN}};
+static const sf_proto_MetadataResponse_t md_resp = {
+    5, ARR(md_resp_brokers), S("cid"), 1, ARR(md_resp_topics), 16};
+
+static void check_MetadataResponse(const void *m, int16_t v) {
+    const sf_proto_MetadataResponse_t *got = m;
+    const sf_proto_MetadataResponse_Partition_t *p;
+    int32_t i;
+    ck_assert_int_eq(got->ThrottleTimeMs, v >= 3 ? 5 : 0);
+    ck_assert_int_eq(got->BrokersCount, 2);
+    for (i = 0; i < 2; i++) {
+        ck_assert_int_eq(got->Brokers[i].NodeId, md_resp_brokers[i].NodeId);
+        ck_slice(got->Brokers[i].Host, md_resp_brokers[i].Host);
+        ck_assert_int_eq(got->Brokers[i].Port, md_resp_brokers[i].Port);
+        ck_slice(got->Brokers[i].Rack, v >= 1 ? md_resp_brokers[i].Rack : null_slice);
+    }
+    ck_slice(got->ClusterId, v >= 2 ? md_resp.ClusterId : null_slice);
+    ck_assert_int_eq(got->ControllerId, v >= 1 ? 1 : -1);
+    ck_assert_int_eq(got->TopicsCount, 2);
+    for (i = 0; i < 2; i++) {
+        const sf_proto_MetadataResponse_Topic_t *t = &got->Topics[i], *e = &md_resp_topics[i];
+        ck_assert_int_eq(t->ErrorCode, e->ErrorCode);
+        ck_slice(t->Name, e->Name);
+        ck_assert(t->IsInternal == (v >= 1 ? e->IsInternal : false));
+        ck_assert_int_eq(t->PartitionsCount, e->PartitionsCount);
+        ck_assert_int_eq(t->TopicAuthorizedOperations,
+                         v >= 8 ? e->TopicAuthorizedOperations : INT32_MIN);
+    }
+    p = &got->Topics[0].Partitions[0];
+    ck_assert_int_eq(p->ErrorCode, 0);
+    ck_assert_int_eq(p->PartitionIndex, 0);
+    ck_assert_int_eq(p->LeaderId, 1);
+    ck_assert_int_eq(p->LeaderEpoch, v >= 7 ? 4 : -1);
+    ck_i32s(p->ReplicaNodesCount, p->ReplicaNodes, ARR(md_replicas));
+    ck_i32s(p->IsrNodesCount, p->IsrNodes, ARR(md_isr));
+    if (v >= 5)
+        ck_i32s(p->OfflineReplicasCount, p->OfflineReplicas, ARR(md_offline));
+    else
+        ck_assert_int_eq(p->OfflineReplicasCount, 0);
+    ck_assert_int_eq(got->ClusterAuthorizedOperations, v >= 8 ? 16 : INT32_MIN);
+}
+
+/* ApiVersions */
+static const sf_proto_ApiVersionsRequest_t av_req = {S("streamflow"), S("0.1.0")};
+
+static void check_ApiVersionsRequest(const void *m, int16_t v) {
+    const sf_proto_ApiVersionsRequest_t *got = m;
+    sf_slice_t empty = S("");
+    ck_slice(got->ClientSoftwareName, v >= 3 ? av_req.ClientSoftwareName : empty);
+    ck_slice(got->ClientSoftwareVersion, v >= 3 ? av_req.ClientSoftwareVersion : empty);
+}
+
+static sf_proto_ApiVersionsResponse_ApiKey_t av_keys[] = {{0, 0, 8}, {1, 4, 11}, {18, 0, 3}};
+static const sf_proto_ApiVersionsResponse_t av_resp = {0, ARR(av_keys), 3};
+
+static void check_ApiVersionsResponse(const void *m, int16_t v) {
+    const sf_proto_ApiVersionsResponse_t *got = m;
+    int32_t i;
+    ck_assert_int_eq(got->ErrorCode, 0);
+    ck_assert_int_eq(got->ApiKeysCount, 3);
+    for (i = 0; i < 3; i++) {
+        ck_assert_int_eq(got->ApiKeys[i].ApiKey, av_keys[i].ApiKey);
+        ck_assert_int_eq(got->ApiKeys[i].MinVersion, av_keys[i].MinVersion);
+        ck_assert_int_eq(got->ApiKeys[i].MaxVersion, av_keys[i].MaxVersion);
+    }
+    ck_assert_int_eq(got->ThrottleTimeMs, v >= 1 ? 3 : 0);
+}
+
+static sf_proto_ApiVersionsResponse_ApiKey_t av_err_keys[] = {{18, 0, 3}};
+static const sf_proto_ApiVersionsResponse_t av_err = {35, ARR(av_err_keys), 0};
+
+static void check_ApiVersionsError(const void *m, int16_t v) {
+    const sf_proto_ApiVersionsResponse_t *got = m;
+    ck_assert_int_eq(got->ErrorCode, SF_KERR_UNSUPPORTED_VERSION);
+    ck_assert_int_eq(got->ApiKeysCount, 1);
+    ck_assert_int_eq(got->ApiKeys[0].ApiKey, 18);
+    ck_assert_int_eq(got->ApiKeys[0].MaxVersion, 3);
+    (void)v;
+}
+
+/* CreateTopics */
+static sf_proto_CreateTopicsRequest_Config_t ct_configs[] = {
+    {S("retention.ms"), S("1000")}, {S("cleanup.policy"), NUL}};
+static int32_t ct_b0[] = {1, 2}, ct_b1[] = {2, 3};
+static sf_proto_CreateTopicsRequest_Assignment_t ct_assign[] = {{0, ARR(ct_b0)}, {1, ARR(ct_b1)}};
+static sf_proto_CreateTopicsRequest_Topic_t ct_topics[] = {
+    {S("new"), 3, 2, 0, NULL, ARR(ct_configs)}, {S("manual"), -1, -1, ARR(ct_assign), 0, NULL}};
+static const sf_proto_CreateTopicsRequest_t ct_req = {ARR(ct_topics), 30000, true};
+
+static void check_CreateTopicsRequest(const void *m, int16_t v) {
+    const sf_proto_CreateTopicsRequest_t *got = m;
+    const sf_proto_CreateTopicsRequest_Topic_t *t;
+    int32_t i;
+    ck_assert_int_eq(got->TopicsCount, 2);
+    for (i = 0; i < 2; i++) {
+        ck_slice(got->Topics[i].Name, ct_topics[i].Name);
+        ck_assert_int_eq(got->Topics[i].NumPartitions, ct_topics[i].NumPartitions);
+        ck_assert_int_eq(got->Topics[i].ReplicationFactor, ct_topics[i].ReplicationFactor);
+        ck_assert_int_eq(got->Topics[i].AssignmentsCount, ct_topics[i].AssignmentsCount);
+        ck_assert_int_eq(got->Topics[i].ConfigsCount, ct_topics[i].ConfigsCount);
+    }
+    t = &got->Topics[0];
+    ck_slice(t->Configs[0].Name, ct_configs[0].Name);
+    ck_slice(t->Configs[0].Value, ct_configs[0].Value);
+    ck_slice(t->Configs[1].Name, ct_configs[1].Name);
+    ck_slice(t->Configs[1].Value, null_slice);
+    t = &got->Topics[1];
+    for (i = 0; i < 2; i++) {
+        ck_assert_int_eq(t->Assignments[i].PartitionIndex, ct_assign[i].PartitionIndex);
+        ck_i32s(t->Assignments[i].BrokerIdsCount, t->Assignments[i].BrokerIds,
+                ct_assign[i].BrokerIdsCount, ct_assign[i].BrokerIds);
+    }
+    ck_assert_int_eq(got->TimeoutMs, 30000);
+    ck_assert(got->ValidateOnly == (v >= 1));
+}
+
+static sf_proto_CreateTopicsResponse_Topic_t ct_resp_topics[] = {
+    {S("new"), 0, NUL}, {S("manual"), 36, S("exists")}};
+static const sf_proto_CreateTopicsResponse_t ct_resp = {9, ARR(ct_resp_topics)};
+
+static void check_CreateTopicsResponse(const void *m, int16_t v) {
+    const sf_proto_CreateTopicsResponse_t *got = m;
+    int32_t i;
+    ck_assert_int_eq(got->ThrottleTimeMs, v >= 2 ? 9 : 0);
+    ck_assert_int_eq(got->TopicsCount, 2);
+    for (i = 0; i < 2; i++) {
+        ck_slice(got->Topics[i].Name, ct_resp_topics[i].Name);
+        ck_assert_int_eq(got->Topics[i].ErrorCode, ct_resp_topics[i].ErrorCode);
+        ck_slice(got->Topics[i].ErrorMessage, v >= 1 ? ct_resp_topics[i].ErrorMessage : null_slice);
+    }
+}
+
+/* DeleteTopics */
+static sf_slice_t dt_names[] = {S("a"), S("bb")};
+static const sf_proto_DeleteTopicsRequest_t dt_req = {ARR(dt_names), 15000};
+
+static void check_DeleteTopicsRequest(const void *m, int16_t v) {
+    const sf_proto_DeleteTopicsRequest_t *got = m;
+    ck_assert_int_eq(got->TopicNamesCount, 2);
+    ck_slice(got->TopicNames[0], dt_names[0]);
+    ck_slice(got->TopicNames[1], dt_names[1]);
+    ck_assert_int_eq(got->TimeoutMs, 15000);
+    (void)v;
+}
+
+static sf_proto_DeleteTopicsResponse_Topic_t dt_resp_topics[] = {{S("a"), 0}, {S("bb"), 3}};
+static const sf_proto_DeleteTopicsResponse_t dt_resp = {2, ARR(dt_resp_topics)};
+
+static void check_DeleteTopicsResponse(const void *m, int16_t v) {
+    const sf_proto_DeleteTopicsResponse_t *got = m;
+    ck_assert_int_eq(got->ThrottleTimeMs, v >= 1 ? 2 : 0);
+    ck_assert_int_eq(got->ResponsesCount, 2);
+    ck_slice(got->Responses[0].Name, dt_resp_topics[0].Name);
+    ck_assert_int_eq(got->Responses[0].ErrorCode, 0);
+    ck_slice(got->Responses[1].Name, dt_resp_topics[1].Name);
+    ck_assert_int_eq(got->Responses[1].ErrorCode, 3);
+}
+
+/* DescribeConfigs */
+static sf_slice_t dc_keys[] = {S("retention.ms")};
+static sf_proto_DescribeConfigsRequest_Resource_t dc_res[] = {
+    {2, S("t1"), ARR(dc_keys)}, {4, S("1"), -1, NULL}};
+static const sf_proto_DescribeConfigsRequest_t dc_req = {ARR(dc_res), true, true};
+
+static void check_DescribeConfigsRequest(const void *m, int16_t v) {
+    const sf_proto_DescribeConfigsRequest_t *got = m;
+    ck_assert_int_eq(got->ResourcesCount, 2);
+    ck_assert_int_eq(got->Resources[0].ResourceType, 2);
+    ck_slice(got->Resources[0].ResourceName, dc_res[0].ResourceName);
+    ck_assert_int_eq(got->Resources[0].ConfigurationKeysCount, 1);
+    ck_slice(got->Resources[0].ConfigurationKeys[0], dc_keys[0]);
+    ck_assert_int_eq(got->Resources[1].ResourceType, 4);
+    ck_slice(got->Resources[1].ResourceName, dc_res[1].ResourceName);
+    ck_assert_int_eq(got->Resources[1].ConfigurationKeysCount, -1);
+    ck_assert_ptr_null(got->Resources[1].ConfigurationKeys);
+    ck_assert(got->IncludeSynonyms == (v >= 1));
+    ck_assert(got->IncludeDocumentation == (v >= 3));
+}
+
+static sf_proto_DescribeConfigsResponse_Synonym_t dc_syn[] = {
+    {S("retention.ms"), S("1000"), 1}, {S("log.retention.ms"), NUL, 5}};
+static sf_proto_DescribeConfigsResponse_Config_t dc_cfgs[] = {
+    {S("retention.ms"), S("1000"), false, false, 1, false, ARR(dc_syn), 5, S("doc")},
+    {S("password"), NUL, true, true, 5, true, 0, NULL, 9, NUL}};
+static sf_proto_DescribeConfigsResponse_Result_t dc_results[] = {
+    {0, NUL, 2, S("t1"), ARR(dc_cfgs)}, {42, S("bad"), 4, S("9"), 0, NULL}};
+static const sf_proto_DescribeConfigsResponse_t dc_resp = {4, ARR(dc_results)};
+
+static void check_DescribeConfigsResponse(const void *m, int16_t v) {
+    const sf_proto_DescribeConfigsResponse_t *got = m;
+    int32_t i;
+    ck_assert_int_eq(got->ThrottleTimeMs, 4);
+    ck_assert_int_eq(got->ResultsCount, 2);
+    for (i = 0; i < 2; i++) {
+        const sf_proto_DescribeConfigsResponse_Result_t *r = &got->Results[i], *e = &dc_results[i];
+        ck_assert_int_eq(r->ErrorCode, e->ErrorCode);
+        ck_slice(r->ErrorMessage, e->ErrorMessage);
+        ck_assert_int_eq(r->ResourceType, e->ResourceType);
+        ck_slice(r->ResourceName, e->ResourceName);
+        ck_assert_int_eq(r->ConfigsCount, e->ConfigsCount);
+    }
+    for (i = 0; i < 2; i++) {
+        const sf_proto_DescribeConfigsResponse_Config_t *c = &got->Results[0].Configs[i];
+        const sf_proto_DescribeConfigsResponse_Config_t *e = &dc_cfgs[i];
+        ck_slice(c->Name, e->Name);
+        ck_slice(c->Value, e->Value);
+        ck_assert(c->ReadOnly == e->ReadOnly);
+        ck_assert(c->IsDefault == (v == 0 ? e->IsDefault : false));
+        ck_assert_int_eq(c->ConfigSource, v >= 1 ? e->ConfigSource : -1);
+        ck_assert(c->IsSensitive == e->IsSensitive);
+        ck_assert_int_eq(c->SynonymsCount, v >= 1 ? e->SynonymsCount : 0);
+        ck_assert_int_eq(c->ConfigType, v >= 3 ? e->ConfigType : 0);
+        ck_slice(c->Documentation, v >= 3 ? e->Documentation : null_slice);
+    }
+    if (v >= 1) {
+        for (i = 0; i < 2; i++) {
+            const sf_proto_DescribeConfigsResponse_Synonym_t *s = &got->Results[0].Configs[0].Synonyms[i];
+            ck_slice(s->Name, dc_syn[i].Name);
+            ck_slice(s->Value, dc_syn[i].Value);
+            ck_assert_int_eq(s->Source, dc_syn[i].Source);
+        }
+    }
+}
+
+/* CreatePartitions */
+static int32_t cp_b0[] = {1, 2}, cp_b1[] = {2, 3};
+static sf_proto_CreatePartitionsRequest_Assignment_t cp_assign[] = {{ARR(cp_b0)}, {ARR(cp_b1)}};
+static sf_proto_CreatePartitionsRequest_Topic_t cp_topics[] = {
+    {S("t1"), 4, ARR(cp_assign)}, {S("t2"), 2, -1, NULL}};
+static const sf_proto_CreatePartitionsRequest_t cp_req = {ARR(cp_topics), 10000, false};
+
+static void check_CreatePartitionsRequest(const void *m, int16_t v) {
+    const sf_proto_CreatePartitionsRequest_t *got = m;
+    int32_t i;
+    ck_assert_int_eq(got->TopicsCount, 2);
+    ck_slice(got->Topics[0].Name, cp_topics[0].Name);
+    ck_assert_int_eq(got->Topics[0].Count, 4);
+    ck_assert_int_eq(got->Topics[0].AssignmentsCount, 2);
+    for (i = 0; i < 2; i++)
+        ck_i32s(got->Topics[0].Assignments[i].BrokerIdsCount, got->Topics[0].Assignments[i].BrokerIds,
+                cp_assign[i].BrokerIdsCount, cp_assign[i].BrokerIds);
+    ck_slice(got->Topics[1].Name, cp_topics[1].Name);
+    ck_assert_int_eq(got->Topics[1].Count, 2);
+    ck_assert_int_eq(got->Topics[1].AssignmentsCount, -1);
+    ck_assert_ptr_null(got->Topics[1].Assignments);
+    ck_assert_int_eq(got->TimeoutMs, 10000);
+    ck_assert(!got->ValidateOnly);
+    (void)v;
+}
+
+static sf_proto_CreatePartitionsResponse_Result_t cp_results[] = {
+    {S("t1"), 0, NUL}, {S("t2"), 37, S("bad count")}};
+static const sf_proto_CreatePartitionsResponse_t cp_resp = {1, ARR(cp_results)};
+
+static void check_CreatePartitionsResponse(const void *m, int16_t v) {
+    const sf_proto_CreatePartitionsResponse_t *got = m;
+    int32_t i;
+    ck_assert_int_eq(got->ThrottleTimeMs, 1);
+    ck_assert_int_eq(got->ResultsCount, 2);
+    for (i = 0; i < 2; i++) {
+        ck_slice(got->Results[i].Name, cp_results[i].Name);
+        ck_assert_int_eq(got->Results[i].ErrorCode, cp_results[i].ErrorCode);
+        ck_slice(got->Results[i].ErrorMessage, cp_results[i].ErrorMessage);
+    }
+    (void)v;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Message table: type-erased codec entry points, the sample and its check.
+ * ------------------------------------------------------------------------------------------ */
+
+typedef int (*decode_fn)(sf_rbuf_t *, int16_t, sf_arena_t *, void *);
+typedef int (*encode_fn)(sf_wbuf_t *, int16_t, const void *);
+
+#define CODEC(M)                                                                              \
+    static int dec_##M(sf_rbuf_t *rb, int16_t v, sf_arena_t *a, void *m) {                    \
+        return sf_proto_##M##_decode(rb, v, a, m);                                            \
+    }                                                                                         \
+    static int enc_##M(sf_wbuf_t *wb, int16_t v, const void *m) {                             \
+        return sf_proto_##M##_encode(wb, v, m);                                               \
+    }
+CODEC(ProduceRequest)
+CODEC(ProduceResponse)
+CODEC(FetchRequest)
+CODEC(FetchResponse)
+CODEC(ListOffsetsRequest)
+CODEC(ListOffsetsResponse)
+CODEC(MetadataRequest)
+CODEC(MetadataResponse)
+CODEC(ApiVersionsRequest)
+CODEC(ApiVersionsResponse)
+CODEC(CreateTopicsRequest)
+CODEC(CreateTopicsResponse)
+CODEC(DeleteTopicsRequest)
+CODEC(DeleteTopicsResponse)
+CODEC(DescribeConfigsRequest)
+CODEC(DescribeConfigsResponse)
+CODEC(CreatePartitionsRequest)
+CODEC(CreatePartitionsResponse)
+
+typedef struct msgdef {
+    const char *name; /* as in the golden table */
+    int16_t api_key;
+    int is_request;
+    decode_fn decode;
+    encode_fn encode;
+    size_t size;
+    const void *sample;
+    void (*check)(const void *, int16_t);
+} msgdef_t;
+
+#define check_MetadataRequestAll0 check_MetadataRequestAll
+#define MSG(name, M, key, isreq, sample)                                                      \
+    {#name, key, isreq, dec_##M, enc_##M, sizeof(sf_proto_##M##_t), &sample, check_##name}
+
+static const msgdef_t msgdefs[] = {
+    MSG(ProduceRequest, ProduceRequest, 0, 1, produce_req),
+    MSG(ProduceResponse, ProduceResponse, 0, 0, produce_resp),
+    MSG(FetchRequest, FetchRequest, 1, 1, fetch_req),
+    MSG(FetchResponse, FetchResponse, 1, 0, fetch_resp),
+    MSG(ListOffsetsRequest, ListOffsetsRequest, 2, 1, lo_req),
+    MSG(ListOffsetsResponse, ListOffsetsResponse, 2, 0, lo_resp),
+    MSG(MetadataRequest, MetadataRequest, 3, 1, md_req),
+    MSG(MetadataRequestAll0, MetadataRequest, 3, 1, md_req_all),
+    MSG(MetadataRequestAll, MetadataRequest, 3, 1, md_req_all),
+    MSG(MetadataRequestNone, MetadataRequest, 3, 1, md_req_none),
+    MSG(MetadataResponse, MetadataResponse, 3, 0, md_resp),
+    MSG(ApiVersionsRequest, ApiVersionsRequest, 18, 1, av_req),
+    MSG(ApiVersionsResponse, ApiVersionsResponse, 18, 0, av_resp),
+    MSG(ApiVersionsError, ApiVersionsResponse, 18, 0, av_err),
+    MSG(CreateTopicsRequest, CreateTopicsRequest, 19, 1, ct_req),
+    MSG(CreateTopicsResponse, CreateTopicsResponse, 19, 0, ct_resp),
+    MSG(DeleteTopicsRequest, DeleteTopicsRequest, 20, 1, dt_req),
+    MSG(DeleteTopicsResponse, DeleteTopicsResponse, 20, 0, dt_resp),
+    MSG(DescribeConfigsRequest, DescribeConfigsRequest, 32, 1, dc_req),
+    MSG(DescribeConfigsResponse, DescribeConfigsResponse, 32, 0, dc_resp),
+    MSG(CreatePartitionsRequest, CreatePartitionsRequest, 37, 1, cp_req),
+    MSG(CreatePartitionsResponse, CreatePartitionsResponse, 37, 0, cp_resp),
+};
+
+/* ------------------------------------------------------------------------------------------
+ * Golden vectors
+ * ------------------------------------------------------------------------------------------ */
+
+typedef struct golden {
+    const char *name;
+    int16_t version;
+    const char *hex;
+} golden_t;
+
+static const golden_t goldens[] = {
+    {"ProduceRequest", 0, /* json+kafka-python */
+         "ffff0000753000000002000274310000000200000000000000095245434f5244532d3000000001ffffffff0009746f70"
+         "69632d74776f000000010000000700000003010203"},
+    {"ProduceRequest", 1, /* json+kafka-python */
+         "ffff0000753000000002000274310000000200000000000000095245434f5244532d3000000001ffffffff0009746f70"
+         "69632d74776f000000010000000700000003010203"},
+    {"ProduceRequest", 2, /* json+kafka-python */
+         "ffff0000753000000002000274310000000200000000000000095245434f5244532d3000000001ffffffff0009746f70"
+         "69632d74776f000000010000000700000003010203"},
+    {"ProduceRequest", 3, /* json+kafka-python */
+         "00027478ffff0000753000000002000274310000000200000000000000095245434f5244532d3000000001ffffffff00"
+         "09746f7069632d74776f000000010000000700000003010203"},
+    {"ProduceRequest", 4, /* json+kafka-python */
+         "00027478ffff0000753000000002000274310000000200000000000000095245434f5244532d3000000001ffffffff00"
+         "09746f7069632d74776f000000010000000700000003010203"},
+    {"ProduceRequest", 5, /* json+kafka-python */
+         "00027478ffff0000753000000002000274310000000200000000000000095245434f5244532d3000000001ffffffff00"
+         "09746f7069632d74776f000000010000000700000003010203"},
+    {"ProduceRequest", 6, /* json+kafka-python */
+         "00027478ffff0000753000000002000274310000000200000000000000095245434f5244532d3000000001ffffffff00"
+         "09746f7069632d74776f000000010000000700000003010203"},
+    {"ProduceRequest", 7, /* json+kafka-python */
+         "00027478ffff0000753000000002000274310000000200000000000000095245434f5244532d3000000001ffffffff00"
+         "09746f7069632d74776f000000010000000700000003010203"},
+    {"ProduceRequest", 8, /* json+kafka-python */
+         "00027478ffff0000753000000002000274310000000200000000000000095245434f5244532d3000000001ffffffff00"
+         "09746f7069632d74776f000000010000000700000003010203"},
+    {"ProduceResponse", 0, /* json+kafka-python */
+         "000000010002743100000002000000000000000000000000002a000000010006ffffffffffffffff"},
+    {"ProduceResponse", 1, /* json+kafka-python */
+         "000000010002743100000002000000000000000000000000002a000000010006ffffffffffffffff00000064"},
+    {"ProduceResponse", 2, /* json+kafka-python */
+         "000000010002743100000002000000000000000000000000002affffffffffffffff000000010006ffffffffffffffff"
+         "0000018bcfe5680000000064"},
+    {"ProduceResponse", 3, /* json+kafka-python */
+         "000000010002743100000002000000000000000000000000002affffffffffffffff000000010006ffffffffffffffff"
+         "0000018bcfe5680000000064"},
+    {"ProduceResponse", 4, /* json+kafka-python */
+         "000000010002743100000002000000000000000000000000002affffffffffffffff000000010006ffffffffffffffff"
+         "0000018bcfe5680000000064"},
+    {"ProduceResponse", 5, /* json+kafka-python */
+         "000000010002743100000002000000000000000000000000002affffffffffffffff0000000000000000000000010006"
+         "ffffffffffffffff0000018bcfe56800000000000000000500000064"},
+    {"ProduceResponse", 6, /* json+kafka-python */
+         "000000010002743100000002000000000000000000000000002affffffffffffffff0000000000000000000000010006"
+         "ffffffffffffffff0000018bcfe56800000000000000000500000064"},
+    {"ProduceResponse", 7, /* json+kafka-python */
+         "000000010002743100000002000000000000000000000000002affffffffffffffff0000000000000000000000010006"
+         "ffffffffffffffff0000018bcfe56800000000000000000500000064"},
+    {"ProduceResponse", 8, /* json (kafka-python layout differs) */
+         "000000010002743100000002000000000000000000000000002affffffffffffffff0000000000000000000000020000"
+         "0003000362616400000004ffffffff000000010006ffffffffffffffff0000018bcfe568000000000000000005000000"
+         "00000a6e6f74206c656164657200000064"},
+    {"FetchRequest", 0, /* json+kafka-python */
+         "ffffffff000001f400000001000000010002743100000002000000000000000000000064001000000000000200000000"
+         "0000000000010000"},
+    {"FetchRequest", 1, /* json+kafka-python */
+         "ffffffff000001f400000001000000010002743100000002000000000000000000000064001000000000000200000000"
+         "0000000000010000"},
+    {"FetchRequest", 2, /* json+kafka-python */
+         "ffffffff000001f400000001000000010002743100000002000000000000000000000064001000000000000200000000"
+         "0000000000010000"},
+    {"FetchRequest", 3, /* json+kafka-python */
+         "ffffffff000001f400000001032000000000000100027431000000020000000000000000000000640010000000000002"
+         "000000000000000000010000"},
+    {"FetchRequest", 4, /* json+kafka-python */
+         "ffffffff000001f400000001032000000100000001000274310000000200000000000000000000006400100000000000"
+         "02000000000000000000010000"},
+    {"FetchRequest", 5, /* json+kafka-python */
+         "ffffffff000001f4000000010320000001000000010002743100000002000000000000000000000064ffffffffffffff"
+         "ff00100000000000020000000000000000000000000000000300010000"},
+    {"FetchRequest", 6, /* json+kafka-python */
+         "ffffffff000001f4000000010320000001000000010002743100000002000000000000000000000064ffffffffffffff"
+         "ff00100000000000020000000000000000000000000000000300010000"},
+    {"FetchRequest", 7, /* json+kafka-python (without ForgottenTopicsData) */
+         "ffffffff000001f40000000103200000010000004d000000020000000100027431000000020000000000000000000000"
+         "64ffffffffffffffff001000000000000200000000000000000000000000000003000100000000000100036f6c640000"
+         "00020000000100000002"},
+    {"FetchRequest", 8, /* json+kafka-python (without ForgottenTopicsData) */
+         "ffffffff000001f40000000103200000010000004d000000020000000100027431000000020000000000000000000000"
+         "64ffffffffffffffff001000000000000200000000000000000000000000000003000100000000000100036f6c640000"
+         "00020000000100000002"},
+    {"FetchRequest", 9, /* json+kafka-python (without ForgottenTopicsData) */
+         "ffffffff000001f40000000103200000010000004d000000020000000100027431000000020000000000000005000000"
+         "0000000064ffffffffffffffff0010000000000002ffffffff0000000000000000000000000000000300010000000000"
+         "0100036f6c64000000020000000100000002"},
+    {"FetchRequest", 10, /* json+kafka-python (without ForgottenTopicsData) */
+         "ffffffff000001f40000000103200000010000004d000000020000000100027431000000020000000000000005000000"
+         "0000000064ffffffffffffffff0010000000000002ffffffff0000000000000000000000000000000300010000000000"
+         "0100036f6c64000000020000000100000002"},
+    {"FetchRequest", 11, /* json+kafka-python (without ForgottenTopicsData) */
+         "ffffffff000001f40000000103200000010000004d000000020000000100027431000000020000000000000005000000"
+         "0000000064ffffffffffffffff0010000000000002ffffffff0000000000000000000000000000000300010000000000"
+         "0100036f6c6400000002000000010000000200067261636b2d61"},
+    {"FetchResponse", 0, /* json+kafka-python */
+         "00000001000274310000000200000000000000000000000000c8000000054241544348000000010001ffffffffffffff"
+         "ffffffffff"},
+    {"FetchResponse", 1, /* json+kafka-python */
+         "0000000700000001000274310000000200000000000000000000000000c8000000054241544348000000010001ffffff"
+         "ffffffffffffffffff"},
+    {"FetchResponse", 2, /* json+kafka-python */
+         "0000000700000001000274310000000200000000000000000000000000c8000000054241544348000000010001ffffff"
+         "ffffffffffffffffff"},
+    {"FetchResponse", 3, /* json+kafka-python */
+         "0000000700000001000274310000000200000000000000000000000000c8000000054241544348000000010001ffffff"
+         "ffffffffffffffffff"},
+    {"FetchResponse", 4, /* json+kafka-python */
+         "0000000700000001000274310000000200000000000000000000000000c800000000000000be00000001000000000000"
+         "00090000000000000096000000054241544348000000010001ffffffffffffffffffffffffffffffffffffffffffffff"
+         "ff"},
+    {"FetchResponse", 5, /* json+kafka-python */
+         "0000000700000001000274310000000200000000000000000000000000c800000000000000be00000000000000000000"
+         "000100000000000000090000000000000096000000054241544348000000010001ffffffffffffffffffffffffffffff"
+         "ffffffffffffffffffffffffffffffffff"},
+    {"FetchResponse", 6, /* json+kafka-python */
+         "0000000700000001000274310000000200000000000000000000000000c800000000000000be00000000000000000000"
+         "000100000000000000090000000000000096000000054241544348000000010001ffffffffffffffffffffffffffffff"
+         "ffffffffffffffffffffffffffffffffff"},
+    {"FetchResponse", 7, /* json+kafka-python */
+         "0000000700000000303900000001000274310000000200000000000000000000000000c800000000000000be00000000"
+         "000000000000000100000000000000090000000000000096000000054241544348000000010001ffffffffffffffffff"
+         "ffffffffffffffffffffffffffffffffffffffffffffff"},
+    {"FetchResponse", 8, /* json+kafka-python */
+         "0000000700000000303900000001000274310000000200000000000000000000000000c800000000000000be00000000"
+         "000000000000000100000000000000090000000000000096000000054241544348000000010001ffffffffffffffffff"
+         "ffffffffffffffffffffffffffffffffffffffffffffff"},
+    {"FetchResponse", 9, /* json+kafka-python */
+         "0000000700000000303900000001000274310000000200000000000000000000000000c800000000000000be00000000"
+         "000000000000000100000000000000090000000000000096000000054241544348000000010001ffffffffffffffffff"
+         "ffffffffffffffffffffffffffffffffffffffffffffff"},
+    {"FetchResponse", 10, /* json+kafka-python */
+         "0000000700000000303900000001000274310000000200000000000000000000000000c800000000000000be00000000"
+         "000000000000000100000000000000090000000000000096000000054241544348000000010001ffffffffffffffffff"
+         "ffffffffffffffffffffffffffffffffffffffffffffff"},
+    {"FetchResponse", 11, /* json+kafka-python */
+         "0000000700000000303900000001000274310000000200000000000000000000000000c800000000000000be00000000"
+         "000000000000000100000000000000090000000000000096ffffffff000000054241544348000000010001ffffffffff"
+         "ffffffffffffffffffffffffffffffffffffffffffffff00000002ffffffff"},
+    {"ListOffsetsRequest", 0, /* json+kafka-python */
+         "ffffffff00000001000274310000000200000000ffffffffffffffff000000010000000100000174876e800000000005"},
+    {"ListOffsetsRequest", 1, /* json+kafka-python */
+         "ffffffff00000001000274310000000200000000ffffffffffffffff0000000100000174876e8000"},
+    {"ListOffsetsRequest", 2, /* json+kafka-python */
+         "ffffffff0100000001000274310000000200000000ffffffffffffffff0000000100000174876e8000"},
+    {"ListOffsetsRequest", 3, /* json+kafka-python */
+         "ffffffff0100000001000274310000000200000000ffffffffffffffff0000000100000174876e8000"},
+    {"ListOffsetsRequest", 4, /* json (kafka-python differs) */
+         "ffffffff010000000100027431000000020000000000000003ffffffffffffffff00000001ffffffff00000174876e80"
+         "00"},
+    {"ListOffsetsRequest", 5, /* json (kafka-python differs) */
+         "ffffffff010000000100027431000000020000000000000003ffffffffffffffff00000001ffffffff00000174876e80"
+         "00"},
+    {"ListOffsetsResponse", 0, /* json+kafka-python */
+         "0000000100027431000000020000000000000000000200000000000001f4000000000000000000000001000300000000"},
+    {"ListOffsetsResponse", 1, /* json+kafka-python */
+         "00000001000274310000000200000000000000000174876e800100000000000001f4000000010003ffffffffffffffff"
+         "ffffffffffffffff"},
+    {"ListOffsetsResponse", 2, /* json+kafka-python */
+         "0000000b00000001000274310000000200000000000000000174876e800100000000000001f4000000010003ffffffff"
+         "ffffffffffffffffffffffff"},
+    {"ListOffsetsResponse", 3, /* json+kafka-python */
+         "0000000b00000001000274310000000200000000000000000174876e800100000000000001f4000000010003ffffffff"
+         "ffffffffffffffffffffffff"},
+    {"ListOffsetsResponse", 4, /* json+kafka-python */
+         "0000000b00000001000274310000000200000000000000000174876e800100000000000001f400000003000000010003"
+         "ffffffffffffffffffffffffffffffffffffffff"},
+    {"ListOffsetsResponse", 5, /* json+kafka-python */
+         "0000000b00000001000274310000000200000000000000000174876e800100000000000001f400000003000000010003"
+         "ffffffffffffffffffffffffffffffffffffffff"},
+    {"MetadataRequest", 0, /* json+kafka-python */
+         "000000020002743100027432"},
+    {"MetadataRequest", 1, /* json+kafka-python */
+         "000000020002743100027432"},
+    {"MetadataRequest", 2, /* json+kafka-python */
+         "000000020002743100027432"},
+    {"MetadataRequest", 3, /* json+kafka-python */
+         "000000020002743100027432"},
+    {"MetadataRequest", 4, /* json+kafka-python */
+         "00000002000274310002743200"},
+    {"MetadataRequest", 5, /* json+kafka-python */
+         "00000002000274310002743200"},
+    {"MetadataRequest", 6, /* json */
+         "00000002000274310002743200"},
+    {"MetadataRequest", 7, /* json */
+         "00000002000274310002743200"},
+    {"MetadataRequest", 8, /* json */
+         "000000020002743100027432000101"},
+    {"MetadataResponse", 0, /* json+kafka-python */
+         "000000020000000100096c6f63616c686f73740000238400000002000831302e302e302e320000238500000002000000"
+         "02743100000001000000000000000000010000000200000001000000020000000100000001000300076d697373696e67"
+         "00000000"},
+    {"MetadataResponse", 1, /* json+kafka-python */
+         "000000020000000100096c6f63616c686f737400002384ffff00000002000831302e302e302e32000023850002723200"
+         "000001000000020000000274310000000001000000000000000000010000000200000001000000020000000100000001"
+         "000300076d697373696e670100000000"},
+    {"MetadataResponse", 2, /* json+kafka-python */
+         "000000020000000100096c6f63616c686f737400002384ffff00000002000831302e302e302e32000023850002723200"
+         "036369640000000100000002000000027431000000000100000000000000000001000000020000000100000002000000"
+         "0100000001000300076d697373696e670100000000"},
+    {"MetadataResponse", 3, /* json+kafka-python */
+         "00000005000000020000000100096c6f63616c686f737400002384ffff00000002000831302e302e302e320000238500"
+         "027232000363696400000001000000020000000274310000000001000000000000000000010000000200000001000000"
+         "020000000100000001000300076d697373696e670100000000"},
+    {"MetadataResponse", 4, /* json+kafka-python */
+         "00000005000000020000000100096c6f63616c686f737400002384ffff00000002000831302e302e302e320000238500"
+         "027232000363696400000001000000020000000274310000000001000000000000000000010000000200000001000000"
+         "020000000100000001000300076d697373696e670100000000"},
+    {"MetadataResponse", 5, /* json+kafka-python */
+         "00000005000000020000000100096c6f63616c686f737400002384ffff00000002000831302e302e302e320000238500"
+         "027232000363696400000001000000020000000274310000000001000000000000000000010000000200000001000000"
+         "0200000001000000010000000100000002000300076d697373696e670100000000"},
+    {"MetadataResponse", 6, /* json */
+         "00000005000000020000000100096c6f63616c686f737400002384ffff00000002000831302e302e302e320000238500"
+         "027232000363696400000001000000020000000274310000000001000000000000000000010000000200000001000000"
+         "0200000001000000010000000100000002000300076d697373696e670100000000"},
+    {"MetadataResponse", 7, /* json */
+         "00000005000000020000000100096c6f63616c686f737400002384ffff00000002000831302e302e302e320000238500"
+         "027232000363696400000001000000020000000274310000000001000000000000000000010000000400000002000000"
+         "010000000200000001000000010000000100000002000300076d697373696e670100000000"},
+    {"MetadataResponse", 8, /* json */
+         "00000005000000020000000100096c6f63616c686f737400002384ffff00000002000831302e302e302e320000238500"
+         "027232000363696400000001000000020000000274310000000001000000000000000000010000000400000002000000"
+         "010000000200000001000000010000000100000002000000f8000300076d697373696e67010000000080000000000000"
+         "10"},
+    {"ApiVersionsRequest", 0, /* json+kafka-python */
+         ""},
+    {"ApiVersionsRequest", 1, /* json+kafka-python */
+         ""},
+    {"ApiVersionsRequest", 2, /* json+kafka-python */
+         ""},
+    {"ApiVersionsRequest", 3, /* json */
+         "0b73747265616d666c6f7706302e312e3000"},
+    {"ApiVersionsResponse", 0, /* json+kafka-python */
+         "00000000000300000000000800010004000b001200000003"},
+    {"ApiVersionsResponse", 1, /* json+kafka-python */
+         "00000000000300000000000800010004000b00120000000300000003"},
+    {"ApiVersionsResponse", 2, /* json+kafka-python */
+         "00000000000300000000000800010004000b00120000000300000003"},
+    {"ApiVersionsResponse", 3, /* json */
+         "0000040000000000080000010004000b00001200000003000000000300"},
+    {"CreateTopicsRequest", 0, /* json+kafka-python */
+         "0000000200036e65770000000300020000000000000002000c726574656e74696f6e2e6d73000431303030000e636c65"
+         "616e75702e706f6c696379ffff00066d616e75616cffffffffffff000000020000000000000002000000010000000200"
+         "0000010000000200000002000000030000000000007530"},
+    {"CreateTopicsRequest", 1, /* json+kafka-python */
+         "0000000200036e65770000000300020000000000000002000c726574656e74696f6e2e6d73000431303030000e636c65"
+         "616e75702e706f6c696379ffff00066d616e75616cffffffffffff000000020000000000000002000000010000000200"
+         "000001000000020000000200000003000000000000753001"},
+    {"CreateTopicsRequest", 2, /* json+kafka-python */
+         "0000000200036e65770000000300020000000000000002000c726574656e74696f6e2e6d73000431303030000e636c65"
+         "616e75702e706f6c696379ffff00066d616e75616cffffffffffff000000020000000000000002000000010000000200"
+         "000001000000020000000200000003000000000000753001"},
+    {"CreateTopicsRequest", 3, /* json+kafka-python */
+         "0000000200036e65770000000300020000000000000002000c726574656e74696f6e2e6d73000431303030000e636c65"
+         "616e75702e706f6c696379ffff00066d616e75616cffffffffffff000000020000000000000002000000010000000200"
+         "000001000000020000000200000003000000000000753001"},
+    {"CreateTopicsRequest", 4, /* json */
+         "0000000200036e65770000000300020000000000000002000c726574656e74696f6e2e6d73000431303030000e636c65"
+         "616e75702e706f6c696379ffff00066d616e75616cffffffffffff000000020000000000000002000000010000000200"
+         "000001000000020000000200000003000000000000753001"},
+    {"CreateTopicsResponse", 0, /* json+kafka-python */
+         "0000000200036e6577000000066d616e75616c0024"},
+    {"CreateTopicsResponse", 1, /* json+kafka-python */
+         "0000000200036e65770000ffff00066d616e75616c00240006657869737473"},
+    {"CreateTopicsResponse", 2, /* json+kafka-python */
+         "000000090000000200036e65770000ffff00066d616e75616c00240006657869737473"},
+    {"CreateTopicsResponse", 3, /* json+kafka-python */
+         "000000090000000200036e65770000ffff00066d616e75616c00240006657869737473"},
+    {"CreateTopicsResponse", 4, /* json */
+         "000000090000000200036e65770000ffff00066d616e75616c00240006657869737473"},
+    {"DeleteTopicsRequest", 0, /* json+kafka-python */
+         "000000020001610002626200003a98"},
+    {"DeleteTopicsRequest", 1, /* json+kafka-python */
+         "000000020001610002626200003a98"},
+    {"DeleteTopicsRequest", 2, /* json+kafka-python */
+         "000000020001610002626200003a98"},
+    {"DeleteTopicsRequest", 3, /* json+kafka-python */
+         "000000020001610002626200003a98"},
+    {"DeleteTopicsResponse", 0, /* json+kafka-python */
+         "000000020001610000000262620003"},
+    {"DeleteTopicsResponse", 1, /* json+kafka-python */
+         "00000002000000020001610000000262620003"},
+    {"DeleteTopicsResponse", 2, /* json+kafka-python */
+         "00000002000000020001610000000262620003"},
+    {"DeleteTopicsResponse", 3, /* json+kafka-python */
+         "00000002000000020001610000000262620003"},
+    {"DescribeConfigsRequest", 0, /* json+kafka-python */
+         "00000002020002743100000001000c726574656e74696f6e2e6d7304000131ffffffff"},
+    {"DescribeConfigsRequest", 1, /* json+kafka-python */
+         "00000002020002743100000001000c726574656e74696f6e2e6d7304000131ffffffff01"},
+    {"DescribeConfigsRequest", 2, /* json+kafka-python */
+         "00000002020002743100000001000c726574656e74696f6e2e6d7304000131ffffffff01"},
+    {"DescribeConfigsRequest", 3, /* json */
+         "00000002020002743100000001000c726574656e74696f6e2e6d7304000131ffffffff0101"},
+    {"DescribeConfigsResponse", 0, /* json+kafka-python */
+         "00000004000000020000ffff020002743100000002000c726574656e74696f6e2e6d7300043130303000000000087061"
+         "7373776f7264ffff010101002a00036261640400013900000000"},
+    {"DescribeConfigsResponse", 1, /* json (kafka-python differs) */
+         "00000004000000020000ffff020002743100000002000c726574656e74696f6e2e6d7300043130303000010000000002"
+         "000c726574656e74696f6e2e6d730004313030300100106c6f672e726574656e74696f6e2e6d73ffff05000870617373"
+         "776f7264ffff01050100000000002a00036261640400013900000000"},
+    {"DescribeConfigsResponse", 2, /* json+kafka-python */
+         "00000004000000020000ffff020002743100000002000c726574656e74696f6e2e6d7300043130303000010000000002"
+         "000c726574656e74696f6e2e6d730004313030300100106c6f672e726574656e74696f6e2e6d73ffff05000870617373"
+         "776f7264ffff01050100000000002a00036261640400013900000000"},
+    {"DescribeConfigsResponse", 3, /* json */
+         "00000004000000020000ffff020002743100000002000c726574656e74696f6e2e6d7300043130303000010000000002"
+         "000c726574656e74696f6e2e6d730004313030300100106c6f672e726574656e74696f6e2e6d73ffff05050003646f63"
+         "000870617373776f7264ffff0105010000000009ffff002a00036261640400013900000000"},
+    {"CreatePartitionsRequest", 0, /* json+kafka-python */
+         "000000020002743100000004000000020000000200000001000000020000000200000002000000030002743200000002"
+         "ffffffff0000271000"},
+    {"CreatePartitionsRequest", 1, /* json+kafka-python */
+         "000000020002743100000004000000020000000200000001000000020000000200000002000000030002743200000002"
+         "ffffffff0000271000"},
+    {"CreatePartitionsResponse", 0, /* json+kafka-python */
+         "0000000100000002000274310000ffff000274320025000962616420636f756e74"},
+    {"CreatePartitionsResponse", 1, /* json+kafka-python */
+         "0000000100000002000274310000ffff000274320025000962616420636f756e74"},
+    {"MetadataRequestAll0", 0, /* json+kafka-python */
+         "00000000"},
+    {"MetadataRequestAll", 1, /* json+kafka-python */
+         "ffffffff"},
+    {"MetadataRequestAll", 2, /* json+kafka-python */
+         "ffffffff"},
+    {"MetadataRequestAll", 3, /* json+kafka-python */
+         "ffffffff"},
+    {"MetadataRequestAll", 4, /* json+kafka-python */
+         "ffffffff01"},
+    {"MetadataRequestAll", 5, /* json+kafka-python */
+         "ffffffff01"},
+    {"MetadataRequestAll", 6, /* json */
+         "ffffffff01"},
+    {"MetadataRequestAll", 7, /* json */
+         "ffffffff01"},
+    {"MetadataRequestAll", 8, /* json */
+         "ffffffff010000"},
+    {"MetadataRequestNone", 1, /* json+kafka-python */
+         "00000000"},
+    {"MetadataRequestNone", 4, /* json+kafka-python */
+         "0000000001"},
+    {"ApiVersionsError", 0, /* json+kafka-python */
+         "002300000001001200000003"},
+};
+#define NGOLDENS ((int)(sizeof(goldens) / sizeof(goldens[0])))
+
+static const msgdef_t *find_msg(const char *name) {
+    size_t i;
+    for (i = 0; i < sizeof(msgdefs) / sizeof(msgdefs[0]); i++)
+        if (strcmp(msgdefs[i].name, name) == 0)
+            return &msgdefs[i];
+    return NULL;
+}
+
+/* Decode a hex string into an exactly sized heap buffer (so ASan sees any overread). */
+static uint8_t *unhex(const char *hex, size_t *len) {
+    size_t i, n = strlen(hex) / 2;
+    uint8_t *p = malloc(n ? n : 1);
+    ck_assert_ptr_nonnull(p);
+    for (i = 0; i < n; i++) {
+        unsigned int b;
+        ck_assert_int_eq(sscanf(hex + 2 * i, "%2x", &b), 1);
+        p[i] = (uint8_t)b;
+    }
+    *len = n;
+    return p;
+}
+
+static int bytes_eq(const sf_wbuf_t *wb, const uint8_t *p, size_t len) {
+    return wb->len == len && (len == 0 || memcmp(wb->p, p, len) == 0);
+}
+
+static char *tohex(const uint8_t *p, size_t len) {
+    static char buf[4096];
+    size_t i;
+    buf[0] = '\0';
+    for (i = 0; i < len && 2 * i + 2 < sizeof(buf); i++)
+        snprintf(buf + 2 * i, 3, "%02x", p[i]);
+    return buf;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * core
+ * ------------------------------------------------------------------------------------------ */
+
+/* For vector _i: encode(sample) == golden; decode(golden) consumes it all and yields the
+ * sample's values (defaults for fields the version lacks); encode(decode(golden)) == golden. */
+START_TEST(test_golden) {
+    const golden_t *g = &goldens[_i];
+    const msgdef_t *md = find_msg(g->name);
+    sf_wbuf_t wb;
+    sf_rbuf_t rb;
+    sf_arena_t arena;
+    size_t len;
+    uint8_t *bytes = unhex(g->hex, &len);
+    void *m;
+    ck_assert_msg(md != NULL, "no message %s", g->name);
+    m = calloc(1, md->size);
+    sf_wbuf_init(&wb);
+    sf_arena_init(&arena, 0);
+
+    ck_assert_int_eq(md->encode(&wb, g->version, md->sample), SF_OK);
+    ck_assert_msg(bytes_eq(&wb, bytes, len), "%s v%d encodes to %s", g->name, g->version,
+                  tohex(wb.p, wb.len));
+
+    sf_rbuf_init(&rb, bytes, len);
+    ck_assert_int_eq(md->decode(&rb, g->version, &arena, m), SF_OK);
+    ck_assert_uint_eq(rb.pos, len);
+    md->check(m, g->version);
+
+    sf_wbuf_reset(&wb);
+    ck_assert_int_eq(md->encode(&wb, g->version, m), SF_OK);
+    ck_assert_msg(bytes_eq(&wb, bytes, len), "%s v%d re-encodes to %s", g->name, g->version,
+                  tohex(wb.p, wb.len));
+
+    sf_arena_reset(&arena);
+    sf_wbuf_free(&wb);
+    free(m);
+    free(bytes);
+}
 END_TEST
-int main(void) {
+
+/* Every codec version of every message has a golden vector. */
+START_TEST(test_golden_coverage) {
+    size_t i;
+    int16_t v;
+    int g;
+    for (i = 0; i < sizeof(msgdefs) / sizeof(msgdefs[0]); i++) {
+        const sf_proto_api_t *api = sf_proto_api_get(msgdefs[i].api_key);
+        ck_assert_ptr_nonnull(api);
+        if (strcmp(msgdefs[i].name, "MetadataRequestAll0") == 0 ||
+            strcmp(msgdefs[i].name, "MetadataRequestAll") == 0 ||
+            strcmp(msgdefs[i].name, "MetadataRequestNone") == 0 ||
+            strcmp(msgdefs[i].name, "ApiVersionsError") == 0)
+            continue;
+        for (v = 0; v <= api->MaxVersion; v++) {
+            for (g = 0; g < NGOLDENS; g++)
+                if (strcmp(goldens[g].name, msgdefs[i].name) == 0 && goldens[g].version == v)
+                    break;
+            ck_assert_msg(g < NGOLDENS, "no golden vector for %s v%d", msgdefs[i].name, v);
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_api_table) {
+    size_t n, i;
+    const sf_proto_api_t *all = sf_proto_api_all(&n), *api;
+    ck_assert_uint_eq(n, 9);
+    for (i = 0; i < n; i++) {
+        ck_assert_str_eq(all[i].Name, sf_proto_api_name(all[i].ApiKey));
+        ck_assert_ptr_eq(sf_proto_api_get(all[i].ApiKey), &all[i]);
+        ck_assert_int_le(all[i].MinVersion, all[i].MaxVersion);
+        if (i > 0)
+            ck_assert_int_gt(all[i].ApiKey, all[i - 1].ApiKey);
+    }
+    api = sf_proto_api_get(SF_PROTO_API_Produce);
+    ck_assert_int_eq(api->MinVersion, 0);
+    ck_assert_int_eq(api->MaxVersion, 8);
+    ck_assert_int_eq(api->FlexibleMin, 9);
+    api = sf_proto_api_get(SF_PROTO_API_Fetch);
+    ck_assert_int_eq(api->MinVersion, 4);
+    ck_assert_int_eq(api->MaxVersion, 11);
+    ck_assert_ptr_null(sf_proto_api_get(SF_PROTO_API_OffsetCommit));
+    ck_assert_ptr_null(sf_proto_api_get(-1));
+    ck_assert_ptr_null(sf_proto_api_get(1000));
+    ck_assert(sf_proto_version_supported(SF_PROTO_API_Fetch, 4));
+    ck_assert(!sf_proto_version_supported(SF_PROTO_API_Fetch, 3));
+    ck_assert(!sf_proto_version_supported(SF_PROTO_API_Fetch, 12));
+    ck_assert(!sf_proto_version_supported(SF_PROTO_API_ListOffsets, 0));
+    ck_assert(sf_proto_version_supported(SF_PROTO_API_DescribeConfigs, 3));
+    ck_assert(!sf_proto_version_supported(SF_PROTO_API_DescribeConfigs, 4));
+    ck_assert(!sf_proto_version_supported(1000, 0));
+    ck_assert(sf_proto_version_flexible(SF_PROTO_API_ApiVersions, 3));
+    ck_assert(!sf_proto_version_flexible(SF_PROTO_API_ApiVersions, 2));
+    ck_assert(!sf_proto_version_flexible(SF_PROTO_API_ApiVersions, 4));
+    /* Nothing else in the supported ranges is flexible. */
+    for (i = 0; i < n; i++) {
+        int16_t v;
+        for (v = all[i].MinVersion; v <= all[i].MaxVersion; v++)
+            ck_assert(sf_proto_version_flexible(all[i].ApiKey, v) ==
+                      (all[i].ApiKey == SF_PROTO_API_ApiVersions && v == 3));
+    }
+    ck_assert_str_eq(sf_proto_api_name(SF_PROTO_API_CreatePartitions), "CreatePartitions");
+    ck_assert_str_eq(sf_proto_api_name(SF_PROTO_API_AlterUserScramCredentials),
+                     "AlterUserScramCredentials");
+    ck_assert_str_eq(sf_proto_api_name(SF_PROTO_API_AllocateProducerIds), "AllocateProducerIds");
+    ck_assert_str_eq(sf_proto_api_name(-1), "Unknown");
+    ck_assert_str_eq(sf_proto_api_name(52), "Unknown");
+}
+END_TEST
+
+START_TEST(test_request_header) {
+    /* kafka-python: RequestHeader(MetadataRequest[5](...), correlation_id=7, client_id='kcat') */
+    static const char *v1 = "000300050000000700046b636174";
+    static const char *v1null = "00030005fffffffeffff";
+    sf_proto_RequestHeader_t hdr;
+    sf_rbuf_t rb;
+    sf_wbuf_t wb;
+    size_t len;
+    uint8_t *b = unhex(v1, &len);
+    sf_wbuf_init(&wb);
+
+    sf_rbuf_init(&rb, b, len);
+    ck_assert_int_eq(sf_proto_RequestHeader_decode(&rb, &hdr), SF_OK);
+    ck_assert_int_eq(hdr.RequestApiKey, SF_PROTO_API_Metadata);
+    ck_assert_int_eq(hdr.RequestApiVersion, 5);
+    ck_assert_int_eq(hdr.CorrelationId, 7);
+    ck_assert(sf_slice_eq(hdr.ClientId, "kcat"));
+    ck_assert_uint_eq(rb.pos, len);
+    ck_assert_int_eq(sf_proto_RequestHeader_encode(&wb, &hdr), SF_OK);
+    ck_assert(bytes_eq(&wb, b, len));
+    free(b);
+
+    b = unhex(v1null, &len);
+    sf_rbuf_init(&rb, b, len);
+    ck_assert_int_eq(sf_proto_RequestHeader_decode(&rb, &hdr), SF_OK);
+    ck_assert_int_eq(hdr.CorrelationId, -2);
+    ck_assert_int_eq(hdr.ClientId.len, -1);
+    sf_wbuf_reset(&wb);
+    ck_assert_int_eq(sf_proto_RequestHeader_encode(&wb, &hdr), SF_OK);
+    ck_assert(bytes_eq(&wb, b, len));
+    free(b);
+
+    /* Header v2 (ApiVersions v3): the client id stays a legacy STRING, then tagged fields. */
+    b = unhex("001200030000000100046b63617400", &len);
+    sf_rbuf_init(&rb, b, len);
+    ck_assert_int_eq(sf_proto_RequestHeader_decode(&rb, &hdr), SF_OK);
+    ck_assert_int_eq(hdr.RequestApiVersion, 3);
+    ck_assert(sf_slice_eq(hdr.ClientId, "kcat"));
+    ck_assert_uint_eq(rb.pos, len);
+    sf_wbuf_reset(&wb);
+    ck_assert_int_eq(sf_proto_RequestHeader_encode(&wb, &hdr), SF_OK);
+    ck_assert(bytes_eq(&wb, b, len));
+    free(b);
+
+    /* ... with one unknown tagged field (tag 5, two bytes), which is skipped. */
+    b = unhex("001200030000000100046b636174010502aabb", &len);
+    sf_rbuf_init(&rb, b, len);
+    ck_assert_int_eq(sf_proto_RequestHeader_decode(&rb, &hdr), SF_OK);
+    ck_assert_uint_eq(rb.pos, len);
+    free(b);
+
+    /* An unsupported version decodes as v1 and leaves the rest for the caller. */
+    b = unhex("001200040000000900046b63617400", &len);
+    sf_rbuf_init(&rb, b, len);
+    ck_assert_int_eq(sf_proto_RequestHeader_decode(&rb, &hdr), SF_OK);
+    ck_assert_int_eq(hdr.RequestApiVersion, 4);
+    ck_assert_int_eq(hdr.CorrelationId, 9);
+    ck_assert_uint_eq(rb.pos, len - 1);
+    free(b);
+
+    /* An unknown API too. */
+    b = unhex("03e8000000000001ffff", &len);
+    sf_rbuf_init(&rb, b, len);
+    ck_assert_int_eq(sf_proto_RequestHeader_decode(&rb, &hdr), SF_OK);
+    ck_assert_int_eq(hdr.RequestApiKey, 1000);
+    ck_assert_uint_eq(rb.pos, len);
+    free(b);
+    sf_wbuf_free(&wb);
+}
+END_TEST
+
+START_TEST(test_response_header) {
+    sf_wbuf_t wb;
+    sf_rbuf_t rb;
+    int32_t corr = 0;
+    sf_wbuf_init(&wb);
+    sf_proto_ResponseHeader_encode(&wb, SF_PROTO_API_Metadata, 8, 42);
+    ck_assert_uint_eq(wb.len, 4);
+    ck_assert_uint_eq(sf_load_be32(wb.p), 42);
+    /* ApiVersions v3 is flexible, yet its response header is v0. */
+    sf_wbuf_reset(&wb);
+    sf_proto_ResponseHeader_encode(&wb, SF_PROTO_API_ApiVersions, 3, -7);
+    ck_assert_uint_eq(wb.len, 4);
+    sf_rbuf_init(&rb, wb.p, wb.len);
+    ck_assert_int_eq(sf_proto_ResponseHeader_decode(&rb, SF_PROTO_API_ApiVersions, 3, &corr), SF_OK);
+    ck_assert_int_eq(corr, -7);
+    ck_assert_uint_eq(rb.pos, 4);
+    /* An unsupported version gets header v0 (its reply is an error in an old format). */
+    sf_wbuf_reset(&wb);
+    sf_proto_ResponseHeader_encode(&wb, SF_PROTO_API_Produce, 9, 1);
+    ck_assert_uint_eq(wb.len, 4);
+    sf_rbuf_init(&rb, wb.p, 3);
+    ck_assert_int_eq(sf_proto_ResponseHeader_decode(&rb, SF_PROTO_API_Produce, 8, &corr),
+                     SF_ERR_MALFORMED);
+    sf_wbuf_free(&wb);
+}
+END_TEST
+
+START_TEST(test_api_versions_error) {
+    sf_wbuf_t wb;
+    sf_rbuf_t rb;
+    sf_arena_t arena;
+    sf_proto_ApiVersionsResponse_t resp;
+    size_t len;
+    uint8_t *b = unhex("002300000001001200000003", &len);
+    sf_wbuf_init(&wb);
+    sf_arena_init(&arena, 0);
+    ck_assert_int_eq(sf_proto_ApiVersionsResponse_encode_error(&wb, SF_KERR_UNSUPPORTED_VERSION),
+                     SF_OK);
+    ck_assert_msg(bytes_eq(&wb, b, len), "got %s", tohex(wb.p, wb.len));
+    sf_wbuf_reset(&wb);
+    ck_assert_int_eq(sf_proto_ApiVersionsResponse_encode_error(&wb, SF_KERR_UNKNOWN_SERVER_ERROR),
+                     SF_OK);
+    ck_assert_str_eq(tohex(wb.p, wb.len), "ffff00000000");
+
+    /* A client that asked for v3 reads the v0-format error reply (as Kafka's client does). */
+    sf_rbuf_init(&rb, b, len);
+    ck_assert_int_eq(sf_proto_ApiVersionsResponse_decode(&rb, 3, &arena, &resp), SF_OK);
+    ck_assert_int_eq(resp.ErrorCode, SF_KERR_UNSUPPORTED_VERSION);
+    ck_assert_int_eq(resp.ApiKeysCount, 1);
+    ck_assert_int_eq(resp.ApiKeys[0].ApiKey, SF_PROTO_API_ApiVersions);
+    ck_assert_int_eq(resp.ApiKeys[0].MinVersion, 0);
+    ck_assert_int_eq(resp.ApiKeys[0].MaxVersion, 3);
+    ck_assert_uint_eq(rb.pos, len);
+    /* ... and v1 the same way (v1 would want a ThrottleTimeMs after the array). */
+    sf_rbuf_init(&rb, b, len);
+    ck_assert_int_eq(sf_proto_ApiVersionsResponse_decode(&rb, 1, &arena, &resp), SF_OK);
+    ck_assert_int_eq(resp.ErrorCode, SF_KERR_UNSUPPORTED_VERSION);
+    free(b);
+
+    /* No fallback for any other error code: a short v1 reply stays malformed. */
+    b = unhex("000000000001001200000003", &len);
+    sf_rbuf_init(&rb, b, len);
+    ck_assert_int_eq(sf_proto_ApiVersionsResponse_decode(&rb, 1, &arena, &resp), SF_ERR_MALFORMED);
+    free(b);
+    sf_arena_reset(&arena);
+    sf_wbuf_free(&wb);
+}
+END_TEST
+
+/* Fetch records given by reference are spliced, not copied: same bytes as the golden vector
+ * minus the record bytes, and one splice exactly where they were. */
+START_TEST(test_fetch_splice) {
+    sf_proto_FetchResponse_Partition_t parts[2];
+    sf_proto_FetchResponse_Topic_t topic;
+    sf_proto_FetchResponse_t resp = fetch_resp;
+    const golden_t *g = NULL;
+    sf_wbuf_t wb;
+    size_t len, at;
+    uint8_t *b;
+    int ref, i;
+    for (i = 0; i < NGOLDENS; i++)
+        if (strcmp(goldens[i].name, "FetchResponse") == 0 && goldens[i].version == 11)
+            g = &goldens[i];
+    ck_assert_ptr_nonnull(g);
+    b = unhex(g->hex, &len);
+    memcpy(parts, fetch_resp_parts, sizeof(parts));
+    parts[0].Records.p = NULL; /* must not be read */
+    parts[0].RecordsRef = &ref;
+    topic = fetch_resp_topics[0];
+    topic.Partitions = parts;
+    resp.Responses = &topic;
+    sf_wbuf_init(&wb);
+    ck_assert_int_eq(sf_proto_FetchResponse_encode(&wb, 11, &resp), SF_OK);
+    ck_assert_uint_eq(wb.nsplices, 1);
+    ck_assert_ptr_eq(wb.splices[0].ref, &ref);
+    ck_assert_uint_eq(wb.splices[0].len, 5);
+    at = wb.splices[0].at;
+    ck_assert_uint_eq(sf_load_be32(wb.p + at - 4), 5);
+    ck_assert_uint_eq(wb.len + 5, len);
+    ck_assert_uint_eq(sf_wbuf_total(&wb), len);
+    ck_assert(memcmp(wb.p, b, at) == 0);
+    ck_assert(memcmp(b + at, "BATCH", 5) == 0);
+    ck_assert(memcmp(wb.p + at, b + at + 5, len - at - 5) == 0);
+
+    /* A ref with a null length is not representable. */
+    parts[0].Records.len = -1;
+    sf_wbuf_reset(&wb);
+    ck_assert_int_eq(sf_proto_FetchResponse_encode(&wb, 11, &resp), SF_ERR_INVALID);
+    sf_wbuf_free(&wb);
+    free(b);
+}
+END_TEST
+
+/* Produce records are a slice of the caller's (mutable) buffer, not a copy. */
+START_TEST(test_produce_records_in_place) {
+    const golden_t *g = NULL;
+    sf_proto_ProduceRequest_t req;
+    sf_arena_t arena;
+    sf_rbuf_t rb;
+    size_t len;
+    uint8_t *b, *rec;
+    int i;
+    for (i = 0; i < NGOLDENS; i++)
+        if (strcmp(goldens[i].name, "ProduceRequest") == 0 && goldens[i].version == 8)
+            g = &goldens[i];
+    ck_assert_ptr_nonnull(g);
+    b = unhex(g->hex, &len);
+    sf_arena_init(&arena, 0);
+    sf_rbuf_init(&rb, b, len);
+    ck_assert_int_eq(sf_proto_ProduceRequest_decode(&rb, 8, &arena, &req), SF_OK);
+    rec = (uint8_t *)req.TopicData[0].PartitionData[0].Records.p;
+    ck_assert(rec > b && rec + 9 <= b + len);
+    rec[0] = 'X';
+    ck_assert_int_eq(b[rec - b], 'X');
+    sf_arena_reset(&arena);
+    free(b);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------
+ * limits
+ * ------------------------------------------------------------------------------------------ */
+
+/* Every proper prefix of every golden vector fails cleanly (exactly sized copies, so ASan
+ * catches any read past the end). */
+START_TEST(test_truncated) {
+    const golden_t *g = &goldens[_i];
+    const msgdef_t *md = find_msg(g->name);
+    sf_arena_t arena;
+    size_t len, cut;
+    uint8_t *b = unhex(g->hex, &len);
+    void *m = calloc(1, md->size);
+    sf_arena_init(&arena, 0);
+    for (cut = 0; cut < len; cut++) {
+        uint8_t *copy = malloc(cut ? cut : 1);
+        sf_rbuf_t rb;
+        memcpy(copy, b, cut);
+        sf_rbuf_init(&rb, copy, cut);
+        ck_assert_msg(md->decode(&rb, g->version, &arena, m) == SF_ERR_MALFORMED,
+                      "%s v%d cut at %zu decoded", g->name, g->version, cut);
+        free(copy);
+        sf_arena_reset(&arena);
+    }
+    free(m);
+    free(b);
+}
+END_TEST
+
+/* Trailing bytes are ignored (as Kafka does); rb->pos tells where the message ended. */
+START_TEST(test_trailing_bytes) {
+    const golden_t *g = &goldens[_i];
+    const msgdef_t *md = find_msg(g->name);
+    sf_arena_t arena;
+    sf_rbuf_t rb;
+    size_t len;
+    uint8_t *b = unhex(g->hex, &len), *longer = malloc(len + 3);
+    void *m = calloc(1, md->size);
+    memcpy(longer, b, len);
+    memcpy(longer + len, "\xff\x00\x7f", 3);
+    sf_arena_init(&arena, 0);
+    sf_rbuf_init(&rb, longer, len + 3);
+    ck_assert_int_eq(md->decode(&rb, g->version, &arena, m), SF_OK);
+    ck_assert_uint_eq(rb.pos, len);
+    md->check(m, g->version);
+    sf_arena_reset(&arena);
+    free(m);
+    free(longer);
+    free(b);
+}
+END_TEST
+
+/* An arena that refuses every allocation gives SF_ERR_NOMEM, not a crash or MALFORMED. */
+START_TEST(test_arena_exhausted) {
+    const golden_t *g = &goldens[_i];
+    const msgdef_t *md = find_msg(g->name);
+    sf_arena_t arena;
+    sf_rbuf_t rb;
+    size_t len, used;
+    uint8_t *b = unhex(g->hex, &len);
+    void *m = calloc(1, md->size);
+    sf_arena_init(&arena, 0);
+    sf_rbuf_init(&rb, b, len);
+    ck_assert_int_eq(md->decode(&rb, g->version, &arena, m), SF_OK);
+    used = arena.total;
+    sf_arena_reset(&arena);
+    sf_arena_init(&arena, 1);
+    sf_rbuf_init(&rb, b, len);
+    ck_assert_int_eq(md->decode(&rb, g->version, &arena, m), used ? SF_ERR_NOMEM : SF_OK);
+    sf_arena_reset(&arena);
+    free(m);
+    free(b);
+}
+END_TEST
+
+/* Decode @hex as @M at @version; return the result and the bytes the arena handed out. */
+#define DECODE_HEX(M, version, hex, arena_total)                                              \
+    ({                                                                                        \
+        sf_proto_##M##_t msg_;                                                                \
+        sf_arena_t arena_;                                                                    \
+        sf_rbuf_t rb_;                                                                        \
+        size_t len_;                                                                          \
+        uint8_t *b_ = unhex((hex), &len_);                                                    \
+        int rc_;                                                                              \
+        sf_arena_init(&arena_, 0);                                                            \
+        sf_rbuf_init(&rb_, b_, len_);                                                         \
+        rc_ = sf_proto_##M##_decode(&rb_, (version), &arena_, &msg_);                         \
+        *(arena_total) = arena_.total;                                                        \
+        sf_arena_reset(&arena_);                                                              \
+        free(b_);                                                                             \
+        rc_;                                                                                  \
+    })
+
+START_TEST(test_lying_counts) {
+    size_t used;
+    /* Produce v3: null txn id, acks, timeout, then 0x7fffffff topics. */
+    ck_assert_int_eq(DECODE_HEX(ProduceRequest, 3, "ffff00010000000a7fffffff", &used),
+                     SF_ERR_MALFORMED);
+    ck_assert_uint_eq(used, 0);
+    /* Two topics announced, room for one at most. */
+    ck_assert_int_eq(DECODE_HEX(ProduceRequest, 3, "ffff00010000000a00000002000000000000", &used),
+                     SF_ERR_MALFORMED);
+    ck_assert_uint_eq(used, 0);
+    /* A million partitions in a 40-byte request. */
+    ck_assert_int_eq(DECODE_HEX(ProduceRequest, 3,
+                                "ffff00010000000a0000000100027431000f4240000000000000000000000000"
+                                "0000000000000000",
+                                &used),
+                     SF_ERR_MALFORMED);
+    ck_assert_uint_eq(used, (sizeof(sf_proto_ProduceRequest_Topic_t) + 15) & ~(size_t)15);
+    /* Negative counts: -1 where not nullable, -2 anywhere. */
+    ck_assert_int_eq(DECODE_HEX(ProduceRequest, 3, "ffff00010000000affffffff", &used),
+                     SF_ERR_MALFORMED);
+    ck_assert_int_eq(DECODE_HEX(MetadataRequest, 0, "ffffffff", &used), SF_ERR_MALFORMED);
+    ck_assert_int_eq(DECODE_HEX(MetadataRequest, 1, "ffffffff", &used), SF_OK);
+    ck_assert_int_eq(DECODE_HEX(MetadataRequest, 1, "fffffffe", &used), SF_ERR_MALFORMED);
+    ck_assert_int_eq(DECODE_HEX(CreatePartitionsRequest, 0,
+                                "00000001000274310000000200000000000003e800", &used),
+                     SF_OK);
+    ck_assert_int_eq(DECODE_HEX(CreatePartitionsRequest, 0,
+                                "000000010002743100000002fffffffe000003e800", &used),
+                     SF_ERR_MALFORMED);
+    /* A huge int32 array inside a small response. */
+    ck_assert_int_eq(DECODE_HEX(CreateTopicsRequest, 2,
+                                "0000000100017400000001000100000001000000007fffffff00000000000075"
+                                "3000",
+                                &used),
+                     SF_ERR_MALFORMED);
+    /* Compact array count in a flexible version: 2^32-1 elements. */
+    ck_assert_int_eq(DECODE_HEX(ApiVersionsResponse, 3, "0000ffffffff0f", &used),
+                     SF_ERR_MALFORMED);
+    ck_assert_uint_eq(used, 0);
+}
+END_TEST
+
+START_TEST(test_bad_lengths) {
+    size_t used;
+    /* Topic name length -2, and -1 (null) where names are not nullable. */
+    ck_assert_int_eq(DECODE_HEX(ProduceRequest, 3, "ffff00010000000a00000001fffe00000000", &used),
+                     SF_ERR_MALFORMED);
+    ck_assert_int_eq(DECODE_HEX(ProduceRequest, 3, "ffff00010000000a00000001ffff00000000", &used),
+                     SF_ERR_MALFORMED);
+    /* Transactional id length -2. */
+    ck_assert_int_eq(DECODE_HEX(ProduceRequest, 3, "fffe00010000000a00000000", &used),
+                     SF_ERR_MALFORMED);
+    ck_assert_int_eq(DECODE_HEX(ProduceRequest, 3, "ffff00010000000a00000000", &used), SF_OK);
+    /* Records length -2, and longer than what remains. */
+    ck_assert_int_eq(DECODE_HEX(ProduceRequest, 3,
+                                "ffff00010000000a00000001000274310000000100000000fffffffe", &used),
+                     SF_ERR_MALFORMED);
+    ck_assert_int_eq(DECODE_HEX(ProduceRequest, 3,
+                                "ffff00010000000a0000000100027431000000010000000000000005abcd",
+                                &used),
+                     SF_ERR_MALFORMED);
+    ck_assert_int_eq(DECODE_HEX(ProduceRequest, 3,
+                                "ffff00010000000a00000001000274310000000100000000ffffffff", &used),
+                     SF_OK);
+    /* Compact string with an over-long varint length (ApiVersions v3). */
+    ck_assert_int_eq(DECODE_HEX(ApiVersionsRequest, 3, "ffffffffff0f00", &used), SF_ERR_MALFORMED);
+    ck_assert_int_eq(DECODE_HEX(ApiVersionsRequest, 3, "8080808080800100", &used),
+                     SF_ERR_MALFORMED);
+    /* ... null where not nullable, and a truncated tag section. */
+    ck_assert_int_eq(DECODE_HEX(ApiVersionsRequest, 3, "000100", &used), SF_ERR_MALFORMED);
+    ck_assert_int_eq(DECODE_HEX(ApiVersionsRequest, 3, "01010105", &used), SF_ERR_MALFORMED);
+    ck_assert_int_eq(DECODE_HEX(ApiVersionsRequest, 3, "0101010500", &used), SF_OK);
+}
+END_TEST
+
+/* Empty input: every request decoder fails, except ApiVersions v0-2 whose body is empty. */
+START_TEST(test_empty_input) {
+    size_t i;
+    int16_t v;
+    for (i = 0; i < sizeof(msgdefs) / sizeof(msgdefs[0]); i++) {
+        const msgdef_t *md = &msgdefs[i];
+        const sf_proto_api_t *api = sf_proto_api_get(md->api_key);
+        void *m = calloc(1, md->size);
+        for (v = 0; v <= api->MaxVersion; v++) {
+            sf_arena_t arena;
+            sf_rbuf_t rb;
+            uint8_t dummy = 0;
+            int expect = md->api_key == SF_PROTO_API_ApiVersions && md->is_request && v < 3
+                             ? SF_OK
+                             : SF_ERR_MALFORMED;
+            sf_arena_init(&arena, 0);
+            sf_rbuf_init(&rb, &dummy, 0);
+            ck_assert_int_eq(md->decode(&rb, v, &arena, m), expect);
+            sf_arena_reset(&arena);
+        }
+        free(m);
+    }
+}
+END_TEST
+
+START_TEST(test_unsupported_version) {
+    size_t i;
+    for (i = 0; i < sizeof(msgdefs) / sizeof(msgdefs[0]); i++) {
+        const msgdef_t *md = &msgdefs[i];
+        const sf_proto_api_t *api = sf_proto_api_get(md->api_key);
+        void *m = calloc(1, md->size);
+        uint8_t buf[64] = {0};
+        sf_arena_t arena;
+        sf_rbuf_t rb;
+        sf_wbuf_t wb;
+        sf_arena_init(&arena, 0);
+        sf_wbuf_init(&wb);
+        sf_rbuf_init(&rb, buf, sizeof(buf));
+        ck_assert_int_eq(md->decode(&rb, (int16_t)(api->MaxVersion + 1), &arena, m),
+                         SF_ERR_UNSUPPORTED);
+        ck_assert_int_eq(md->decode(&rb, -1, &arena, m), SF_ERR_UNSUPPORTED);
+        ck_assert_int_eq(md->encode(&wb, (int16_t)(api->MaxVersion + 1), md->sample),
+                         SF_ERR_UNSUPPORTED);
+        ck_assert_int_eq(md->encode(&wb, -1, md->sample), SF_ERR_UNSUPPORTED);
+        ck_assert_uint_eq(wb.len, 0);
+        sf_wbuf_free(&wb);
+        sf_arena_reset(&arena);
+        free(m);
+    }
+}
+END_TEST
+
+START_TEST(test_encode_invalid) {
+    sf_proto_ProduceRequest_Topic_t topic = produce_req_topics[0];
+    sf_proto_ProduceRequest_t req = produce_req;
+    sf_proto_MetadataRequest_t md = md_req_all;
+    sf_wbuf_t wb;
+    char *big = malloc(40000);
+    sf_wbuf_init(&wb);
+    req.TopicData = &topic;
+    req.TopicDataCount = 1;
+    ck_assert_int_eq(sf_proto_ProduceRequest_encode(&wb, 3, &req), SF_OK);
+    /* Null topic name. */
+    topic.Name.len = -1;
+    sf_wbuf_reset(&wb);
+    ck_assert_int_eq(sf_proto_ProduceRequest_encode(&wb, 3, &req), SF_ERR_INVALID);
+    /* String longer than an int16 length can say. */
+    memset(big, 'a', 40000);
+    topic.Name.p = (const uint8_t *)big;
+    topic.Name.len = 40000;
+    sf_wbuf_reset(&wb);
+    ck_assert_int_eq(sf_proto_ProduceRequest_encode(&wb, 3, &req), SF_ERR_INVALID);
+    /* Elements announced without storage, and a null non-nullable array. */
+    topic = produce_req_topics[0];
+    topic.PartitionData = NULL;
+    sf_wbuf_reset(&wb);
+    ck_assert_int_eq(sf_proto_ProduceRequest_encode(&wb, 3, &req), SF_ERR_INVALID);
+    req.TopicDataCount = -1;
+    sf_wbuf_reset(&wb);
+    ck_assert_int_eq(sf_proto_ProduceRequest_encode(&wb, 3, &req), SF_ERR_INVALID);
+    /* "All topics" is an empty array in Metadata v0 and a null one later. */
+    sf_wbuf_reset(&wb);
+    ck_assert_int_eq(sf_proto_MetadataRequest_encode(&wb, 0, &md), SF_OK);
+    ck_assert_str_eq(tohex(wb.p, wb.len), "00000000");
+    sf_wbuf_reset(&wb);
+    ck_assert_int_eq(sf_proto_MetadataRequest_encode(&wb, 3, &md), SF_OK);
+    ck_assert_str_eq(tohex(wb.p, wb.len), "ffffffff");
+    sf_wbuf_free(&wb);
+    free(big);
+}
+END_TEST
+
+static Suite *proto_suite(void) {
     Suite *s = suite_create("proto");
-    TCase *tc = tcase_create("core");
-    SRunner *sr;
+    TCase *core = tcase_create("core"), *limits = tcase_create("limits");
+    tcase_add_loop_test(core, test_golden, 0, NGOLDENS);
+    tcase_add_test(core, test_golden_coverage);
+    tcase_add_test(core, test_api_table);
+    tcase_add_test(core, test_request_header);
+    tcase_add_test(core, test_response_header);
+    tcase_add_test(core, test_api_versions_error);
+    tcase_add_test(core, test_fetch_splice);
+    tcase_add_test(core, test_produce_records_in_place);
+    tcase_add_loop_test(limits, test_truncated, 0, NGOLDENS);
+    tcase_add_loop_test(limits, test_trailing_bytes, 0, NGOLDENS);
+    tcase_add_loop_test(limits, test_arena_exhausted, 0, NGOLDENS);
+    tcase_add_test(limits, test_lying_counts);
+    tcase_add_test(limits, test_bad_lengths);
+    tcase_add_test(limits, test_empty_input);
+    tcase_add_test(limits, test_unsupported_version);
+    tcase_add_test(limits, test_encode_invalid);
+    suite_add_tcase(s, core);
+    suite_add_tcase(s, limits);
+    return s;
+}
+
+int main(void) {
+    SRunner *sr = srunner_create(proto_suite());
     int failed;
-    tcase_add_test(tc, test_placeholder);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);

@@ -1,0 +1,17 @@
+#include "clock.h"
+
+#include <time.h>
+
+static int64_t ms(clockid_t id) {
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t sf_clock_wall_ms(void) {
+    return ms(CLOCK_REALTIME);
+}
+
+int64_t sf_clock_mono_ms(void) {
+    return ms(CLOCK_MONOTONIC);
+}
