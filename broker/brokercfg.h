@@ -6,6 +6,9 @@
  *   - an unknown key is an error (Kafka only warns), except for a few Kafka keys StreamFlow does
  *     not use, which are accepted and listed in ignored_keys;
  *   - listener names are PLAINTEXT or SSL (no listener.security.protocol.map);
+ *   - TLS material is PEM only: ssl.keystore.location holds the certificate chain and the
+ *     private key, ssl.truststore.location a CA bundle; ssl.keystore.type and
+ *     ssl.truststore.type are accepted with the value PEM only;
  *   - log.level (error|warning|notice|info|debug, default info) and syslog (true|false,
  *     default false) are StreamFlow's own keys.
  * Every error is one sentence naming the file, the line, the key, the value and what is expected,

@@ -428,6 +428,7 @@ static void handle_Produce(sf_handler_t *h, sf_req_t *req) {
             rp->BaseOffset = -1;
             rp->LogAppendTimeMs = -1;
             rp->LogStartOffset = -1;
+            rp->ErrorMessage = sf_slice_cstr(NULL);
             if (ver < 3) {
                 /* Magic 0 and 1 message sets are not stored. */
                 rp->ErrorCode = SF_KERR_UNSUPPORTED_VERSION;

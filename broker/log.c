@@ -645,7 +645,7 @@ int sf_log_read(sf_log_t *log, int64_t offset, int32_t max_bytes, int64_t max_of
         int64_t max_end = found + max_bytes, from;
         /* Skip ahead with the index: batches before an entry that fits are whole and fit. */
         pthread_mutex_lock(&log->mu);
-        from = sf_segment_index_ensure(seg, index_interval(log)) == SF_OK && !seg->deleted
+        from = sf_segment_index_ensure(seg, index_interval(log)) == SF_OK
                    ? sf_segment_index_floor_pos(seg, max_end, max_offset)
                    : 0;
         pthread_mutex_unlock(&log->mu);

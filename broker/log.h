@@ -57,7 +57,8 @@ int sf_log_open(const char *dir, const char *topic, int32_t partition, const sf_
                 int64_t recovery_point, sf_log_t **logp);
 
 /* Close the files and free @log (NULL ok). No fsync: pending index entries are written to the
- * page cache only. Slices still held keep their segments alive until released. */
+ * page cache only. Slices still held keep their segments alive until released. Not while a
+ * sf_log_flush of @log runs on another thread. */
 void sf_log_close(sf_log_t *log);
 
 /* Append the record batches in @batches (@len bytes, one or more whole v2 batches).
@@ -135,7 +136,8 @@ int sf_log_retention(sf_log_t *log, int64_t now_ms);
 void sf_log_set_config(sf_log_t *log, const sf_log_config_t *cfg);
 
 /* Close the log and remove its directory and files (topic deletion); frees @log. Held slices
- * stay readable until released. @return SF_OK or SF_ERR_IO (the log is freed anyway). */
+ * stay readable until released. The caller makes sure no sf_log_flush runs on @log
+ * (sf_logdir_remove does). @return SF_OK or SF_ERR_IO (the log is freed anyway). */
 int sf_log_delete(sf_log_t *log);
 
 /* The topic (owned by @log) and partition. */

@@ -590,12 +590,14 @@ int sf_logdir_create(sf_logdir_t *ld, const char *topic, int32_t partition,
     sf_log_t *log;
     int rc;
 
-    *out = NULL;
+    if (out)
+        *out = NULL;
     if (!topic_ok(topic) || partition < 0)
         return SF_ERR_INVALID;
     log = sf_logdir_get(ld, topic, partition);
     if (log) {
-        *out = log;
+        if (out)
+            *out = log;
         return SF_OK;
     }
     /* A new partition starts empty; anything already in its directory is recovered. */
@@ -610,7 +612,8 @@ int sf_logdir_create(sf_logdir_t *ld, const char *topic, int32_t partition,
         sf_log_close(log);
         return rc;
     }
-    *out = log;
+    if (out)
+        *out = log;
     return SF_OK;
 }
 

@@ -46,7 +46,7 @@ int sf_logdir_check_broker_id(sf_logdir_t *ld, int32_t broker_id, char *errstr,
 sf_log_t *sf_logdir_get(sf_logdir_t *ld, const char *topic, int32_t partition);
 
 /* Create (or return the existing) log of a partition. @cfg (NULL = the directory defaults) is
- * copied. *@out is borrowed as for sf_logdir_get. @return SF_OK, SF_ERR_INVALID (topic name not
+ * copied. *@out (@out may be NULL) is borrowed as for sf_logdir_get. @return SF_OK, SF_ERR_INVALID (topic name not
  * [A-Za-z0-9._-]{1,249} or partition < 0), SF_ERR_IO, SF_ERR_NOMEM. */
 int sf_logdir_create(sf_logdir_t *ld, const char *topic, int32_t partition,
                      const sf_log_config_t *cfg, sf_log_t **out);

@@ -450,19 +450,25 @@ static int64_t file_mtime_ms(int fd) {
 }
 
 /* Rebuild both indexes from the .log (headers only, or fully validated) and rewrite the
- * files. A tail that does not scan is cut. */
+ * files. A tail that does not scan is cut when @cut (at open time), else only hidden (a sealed
+ * segment in use: readers may hold ranges of it). */
 static int rebuild(sf_segment_t *seg, int full, int64_t min_offset, int32_t index_interval,
-                   int64_t *truncated) {
+                   int64_t *truncated, int cut) {
     int64_t valid_end = 0, before = seg->size;
     int rc, rc2;
     state_reset(seg);
     rc = scan_batches(seg, 0, full, min_offset, index_interval, 0, &valid_end);
     if (rc != SF_OK)
         return rc;
-    if (valid_end < seg->size) {
+    if (valid_end < seg->size && cut) {
         rc = cut_tail(seg, valid_end, full ? "invalid or torn batch" : "unreadable batch");
         if (rc != SF_OK)
             return rc;
+    } else if (valid_end < seg->size) {
+        sf_log(SF_LOG_ERR, "STORAGE",
+               "%s.log: unreadable batch at position %" PRId64 "; serving only what precedes it",
+               seg->path, valid_end);
+        seg->size = valid_end;
     }
     if (truncated)
         *truncated = before - seg->size;
@@ -477,7 +483,7 @@ int sf_segment_recover(sf_segment_t *seg, int64_t min_offset, int32_t index_inte
                        int64_t *truncated) {
     /* Whatever survived a crash is not known to be on disk. */
     seg->synced_size = 0;
-    return rebuild(seg, 1, min_offset, index_interval, truncated);
+    return rebuild(seg, 1, min_offset, index_interval, truncated, 1);
 }
 
 /* Map (or read, @heap) an index file. Returns SF_OK, SF_ERR_CORRUPT when the file is missing
@@ -566,7 +572,7 @@ int sf_segment_index_ensure(sf_segment_t *seg, int32_t index_interval) {
         return rc;
     }
     sf_log(SF_LOG_WARNING, "STORAGE", "%s: index missing or inconsistent; rebuilding", seg->path);
-    rc = rebuild(seg, 0, seg->base_offset, index_interval, NULL);
+    rc = rebuild(seg, 0, seg->base_offset, index_interval, NULL, 0);
     return rc;
 }
 
@@ -627,7 +633,7 @@ int sf_segment_load(sf_segment_t *seg, int active, int32_t index_interval) {
             return SF_OK;
         sf_log(SF_LOG_WARNING, "STORAGE", "%s: index missing or inconsistent; rebuilding",
                seg->path);
-        return rebuild(seg, 0, seg->base_offset, index_interval, NULL);
+        return rebuild(seg, 0, seg->base_offset, index_interval, NULL, 1);
     }
 
     /* Active: indexes on the heap (they keep growing), then scan from the last entry to find
@@ -640,7 +646,7 @@ int sf_segment_load(sf_segment_t *seg, int active, int32_t index_interval) {
     if (rc != SF_OK || !idx_sane(seg)) {
         sf_log(SF_LOG_WARNING, "STORAGE", "%s: index missing or inconsistent; rebuilding",
                seg->path);
-        return rebuild(seg, 0, seg->base_offset, index_interval, NULL);
+        return rebuild(seg, 0, seg->base_offset, index_interval, NULL, 1);
     }
     seg->next_offset = seg->base_offset;
     if (seg->oidx.n > 0) {
@@ -657,7 +663,7 @@ int sf_segment_load(sf_segment_t *seg, int active, int32_t index_interval) {
         return rc;
     if (skip_first && valid_end == start) {
         /* The last index entry points at nothing valid: the index cannot be trusted. */
-        return rebuild(seg, 0, seg->base_offset, index_interval, NULL);
+        return rebuild(seg, 0, seg->base_offset, index_interval, NULL, 1);
     }
     if (valid_end < seg->size) {
         rc = cut_tail(seg, valid_end, "partial batch");

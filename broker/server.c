@@ -331,7 +331,11 @@ static void conn_process(sf_conn_t *conn) {
         req->frame = (uint8_t *)(req + 1);
         req->frame_len = (size_t)size;
         evbuffer_drain(in, 4);
-        evbuffer_remove(in, req->frame, (size_t)size);
+        if (evbuffer_remove(in, req->frame, (size_t)size) != (int)size) {
+            free(req);
+            conn_kill(conn);
+            break;
+        }
         sf_rbuf_init(&req->body, req->frame, req->frame_len);
         rc = sf_proto_RequestHeader_decode(&req->body, &req->hdr);
         if (rc != SF_OK || req->body.err) {
@@ -744,7 +748,7 @@ static int listener_open(sf_server_t *srv, sf_listener_t *l, const sf_brokercfg_
     const char *host = *cl->host ? cl->host : "0.0.0.0";
     struct sockaddr_storage ss;
     socklen_t sslen = sizeof(ss);
-    int fd = -1, one = 1, gai, family;
+    int fd = -1, one = 1, gai;
 
     sf_brokercfg_listener_str(cl, l->desc, sizeof(l->desc));
     snprintf(l->name, sizeof(l->name), "%s", cl->name);
@@ -774,7 +778,6 @@ static int listener_open(sf_server_t *srv, sf_listener_t *l, const sf_brokercfg_
         return SF_ERR_INVALID;
     }
     format_addr(pick->ai_addr, where, sizeof(where));
-    family = pick->ai_family;
     fd = socket(pick->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         snprintf(errstr, errstr_size, "listener %s: cannot create a socket: %s", l->desc,
@@ -791,11 +794,19 @@ static int listener_open(sf_server_t *srv, sf_listener_t *l, const sf_brokercfg_
         return SF_ERR_IO;
     }
     freeaddrinfo(res);
-    if (getsockname(fd, (struct sockaddr *)&ss, &sslen) == 0)
+    if (getsockname(fd, (struct sockaddr *)&ss, &sslen) == 0) {
         l->port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
                                            : ntohs(((struct sockaddr_in *)&ss)->sin_port);
-    else
+        format_addr((struct sockaddr *)&ss, where, sizeof(where));
+    } else {
         l->port = cl->port;
+    }
+    if (cl->port == 0) {
+        /* Name the port the system chose in logs. */
+        sf_brokercfg_listener_t bound = *cl;
+        bound.port = l->port;
+        sf_brokercfg_listener_str(&bound, l->desc, sizeof(l->desc));
+    }
     /* backlog 0: the socket is already listening. */
     l->lev = evconnlistener_new(srv->base, accept_cb, l, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
                                 0, fd);
@@ -807,8 +818,7 @@ static int listener_open(sf_server_t *srv, sf_listener_t *l, const sf_brokercfg_
         return SF_ERR_NOMEM;
     }
     evconnlistener_set_error_cb(l->lev, accept_error_cb);
-    sf_log(SF_LOG_INFO, "NET", "listening on %s (%s:%d)", l->desc,
-           family == AF_INET6 ? "IPv6" : "IPv4", l->port);
+    sf_log(SF_LOG_INFO, "NET", "listening on %s (%s)", l->desc, where);
     return SF_OK;
 }
 

@@ -43,18 +43,74 @@ int sf_recbatch_header_parse(const uint8_t *p, size_t len, sf_recbatch_hdr_t *hd
     return len < size ? SF_AGAIN : SF_OK;
 }
 
+/* Unsigned LEB128 of at most @maxbytes bytes, not past @end (same limits as buf.h's readers:
+ * 5 bytes and 32 bits for varints, 10 bytes for varlongs). Returns 0 on failure. */
+static inline int fast_uvarint(const uint8_t **pp, const uint8_t *end, int maxbytes,
+                               uint64_t *out) {
+    const uint8_t *p = *pp;
+    uint64_t v = 0;
+    int i;
+    for (i = 0; i < maxbytes && p < end; i++) {
+        uint8_t b = *p++;
+        v |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80)) {
+            if (maxbytes == 5 && v > UINT32_MAX)
+                return 0;
+            *pp = p;
+            *out = v;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A zig-zag varint (32-bit). */
+static inline int fast_varint(const uint8_t **pp, const uint8_t *end, int32_t *out) {
+    uint64_t u;
+    if (!fast_uvarint(pp, end, 5, &u))
+        return 0;
+    *out = (int32_t)((uint32_t)(u >> 1) ^ -(uint32_t)(u & 1));
+    return 1;
+}
+
+/* Skip varint-length bytes (-1 null allowed only if @nullable). */
+static inline int fast_skip_varbytes(const uint8_t **pp, const uint8_t *end, int nullable) {
+    int32_t n;
+    if (!fast_varint(pp, end, &n))
+        return 0;
+    if (n < 0)
+        return n == -1 && nullable;
+    if (n > end - *pp)
+        return 0;
+    *pp += n;
+    return 1;
+}
+
 /* Walk the records of an uncompressed batch: every length stays inside, OffsetDeltas are
- * 0..count-1 in order and the records fill the batch exactly. */
-static int records_check(const sf_recbatch_hdr_t *hdr, const uint8_t *p, size_t len) {
-    sf_recbatch_iter_t it;
-    sf_recbatch_record_t rec;
-    int rc;
-    sf_recbatch_iter_init_records(&it, hdr, p, len);
-    while ((rc = sf_recbatch_iter_next(&it, &rec)) == SF_OK)
-        ;
-    if (rc != SF_ERR_NOTFOUND)
-        return rc;
-    return sf_rbuf_remaining(&it.rb) == 0 ? SF_OK : SF_ERR_MALFORMED;
+ * 0..count-1 in order and the records fill the batch exactly. The same rules as
+ * sf_recbatch_iter_next, without building slices (this runs on every produced batch). */
+static int records_check(int32_t count, const uint8_t *p, size_t len) {
+    const uint8_t *end = p + len;
+    int32_t i, j;
+    for (i = 0; i < count; i++) {
+        const uint8_t *rend;
+        int32_t length, delta, nh;
+        uint64_t ts;
+        if (!fast_varint(&p, end, &length) || length < MIN_RECORD_SIZE - 1 || length > end - p)
+            return SF_ERR_MALFORMED;
+        rend = p + length;
+        p++; /* Attributes */
+        if (!fast_uvarint(&p, rend, 10, &ts) || !fast_varint(&p, rend, &delta) || delta != i ||
+            !fast_skip_varbytes(&p, rend, 1) || !fast_skip_varbytes(&p, rend, 1) ||
+            !fast_varint(&p, rend, &nh) || nh < 0 || nh > (rend - p) / 2)
+            return SF_ERR_MALFORMED;
+        for (j = 0; j < nh; j++)
+            if (!fast_skip_varbytes(&p, rend, 0) || !fast_skip_varbytes(&p, rend, 1))
+                return SF_ERR_MALFORMED;
+        if (p != rend)
+            return SF_ERR_MALFORMED;
+    }
+    return p == end ? SF_OK : SF_ERR_MALFORMED;
 }
 
 int sf_recbatch_validate(const uint8_t *p, size_t len, sf_recbatch_hdr_t *hdr) {
@@ -80,7 +136,8 @@ int sf_recbatch_validate(const uint8_t *p, size_t len, sf_recbatch_hdr_t *hdr) {
     if ((hdr->Attributes & SF_RECBATCH_ATTR_COMPRESSION_MASK) == 0) {
         if ((size_t)hdr->RecordCount > (len - SF_RECBATCH_HEADER_SIZE) / MIN_RECORD_SIZE)
             return SF_ERR_MALFORMED;
-        return records_check(hdr, p + SF_RECBATCH_HEADER_SIZE, len - SF_RECBATCH_HEADER_SIZE);
+        return records_check(hdr->RecordCount, p + SF_RECBATCH_HEADER_SIZE,
+                             len - SF_RECBATCH_HEADER_SIZE);
     }
     return SF_OK;
 }

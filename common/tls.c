@@ -36,10 +36,10 @@ char *sf_tls_errors(char *buf, size_t size) {
     buf[0] = '\0';
     while ((e = ERR_get_error()) != 0) {
         char one[256];
-        /* Keep the first few reasons; the rest of the queue is drained. */
-        if (n + 3 < size) {
-            int w = snprintf(buf + n, size - n, "%s%s", n ? "; " : "",
-                             sf_tls_error_string(e, one, sizeof(one)));
+        sf_tls_error_string(e, one, sizeof(one));
+        /* OpenSSL repeats reasons as an error climbs its layers; keep each once. */
+        if (n + 3 < size && !strstr(buf, one)) {
+            int w = snprintf(buf + n, size - n, "%s%s", n ? "; " : "", one);
             if (w > 0)
                 n += (size_t)w < size - n ? (size_t)w : size - n - 1;
         }
@@ -73,6 +73,19 @@ static int readable(const char *path, char *errstr, size_t errstr_size) {
     return 0;
 }
 
+/* Whether @path holds a PEM private key block (any type: PKCS#8, RSA, EC, encrypted). */
+static int has_private_key(const char *path) {
+    FILE *fp = fopen(path, "r");
+    char line[256];
+    int found = 0;
+    if (!fp)
+        return 0;
+    while (!found && fgets(line, sizeof(line), fp))
+        found = !strncmp(line, "-----BEGIN ", 11) && strstr(line, "PRIVATE KEY-----") != NULL;
+    fclose(fp);
+    return found;
+}
+
 /* Settings common to both sides. */
 static int ctx_common(SSL_CTX *ctx) {
     if (!SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION))
@@ -99,14 +112,28 @@ static int load_identity(SSL_CTX *ctx, const char *cert_pem, const char *key_pem
     SSL_CTX_set_default_passwd_cb(ctx, password_cb);
     SSL_CTX_set_default_passwd_cb_userdata(ctx, (void *)key_password);
     if (SSL_CTX_use_certificate_chain_file(ctx, cert_pem) != 1) {
-        snprintf(errstr, errstr_size, "cannot load the certificate chain from %s: %s", cert_pem,
-                 sf_tls_errors(reasons, sizeof(reasons)));
+        sf_tls_errors(reasons, sizeof(reasons));
+        snprintf(errstr, errstr_size, "cannot load the certificate chain from %s: %s%s", cert_pem,
+                 reasons,
+                 strstr(reasons, "no start line") ? " (no PEM \"CERTIFICATE\" block found)" : "");
+        return -1;
+    }
+    if (!has_private_key(key_pem ? key_pem : cert_pem)) {
+        snprintf(errstr, errstr_size, "no private key (a PEM \"PRIVATE KEY\" block) in %s%s",
+                 key_pem ? key_pem : cert_pem,
+                 key_pem ? "" : " (it must hold the certificate chain and then the key)");
         return -1;
     }
     if (SSL_CTX_use_PrivateKey_file(ctx, key_pem ? key_pem : cert_pem, SSL_FILETYPE_PEM) != 1) {
+        const char *hint = "";
+        sf_tls_errors(reasons, sizeof(reasons));
+        if (strstr(reasons, "bad decrypt") || strstr(reasons, "bad password read"))
+            hint = key_password ? " (wrong password?)"
+                                : " (the key is encrypted and no password was given)";
+        else if (strstr(reasons, "key values mismatch"))
+            hint = " (the private key does not belong to the first certificate)";
         snprintf(errstr, errstr_size, "cannot load the private key from %s: %s%s",
-                 key_pem ? key_pem : cert_pem, sf_tls_errors(reasons, sizeof(reasons)),
-                 key_password ? "" : " (an encrypted key needs its password)");
+                 key_pem ? key_pem : cert_pem, reasons, hint);
         return -1;
     }
     if (SSL_CTX_check_private_key(ctx) != 1) {

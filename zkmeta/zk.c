@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -215,18 +216,42 @@ static int zk_mode(int flags) {
     return ZOO_PERSISTENT;
 }
 
+/* The client logs every failed connection attempt (several per second while a server is
+ * down). Forward its warnings and errors at INFO at most once per ZK_CLIENT_LOG_INTERVAL_MS
+ * and the rest at DEBUG; this module logs the state changes that matter itself. Called from
+ * the client's threads. */
+#define ZK_CLIENT_LOG_INTERVAL_MS 10000
+static _Atomic int64_t zk_client_log_last;
+
+static int64_t mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void zk_log_cb(const char *message) {
     char line[1024];
+    const char *m;
     size_t n;
     int level = SF_LOG_DEBUG;
     if (!message)
         return;
-    if (strstr(message, "ZOO_ERROR") || strstr(message, "ZOO_WARN"))
-        level = SF_LOG_INFO;
-    n = strlen(message);
+    if (strstr(message, "ZOO_ERROR") || strstr(message, "ZOO_WARN")) {
+        int64_t now = mono_ms(), last = atomic_load(&zk_client_log_last);
+        if (now - last >= ZK_CLIENT_LOG_INTERVAL_MS &&
+            atomic_compare_exchange_strong(&zk_client_log_last, &last, now))
+            level = SF_LOG_INFO;
+    }
+    if (level > sf_log_level)
+        return;
+    /* drop the client's own timestamp and thread prefix */
+    m = strstr(message, "ZOO_");
+    if (!m)
+        m = message;
+    n = strlen(m);
     if (n >= sizeof(line))
         n = sizeof(line) - 1;
-    memcpy(line, message, n);
+    memcpy(line, m, n);
     while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
         n--;
     line[n] = '\0';

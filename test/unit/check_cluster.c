@@ -1,15 +1,642 @@
+/* Unit tests for zkmeta/cluster: znode JSON codecs (golden strings), uuids, Kafka's replica
+ * placement, snapshot lookups; malformed and oversized inputs. No ZooKeeper needed. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
-START_TEST(test_placeholder) { ck_assert_int_eq(1, 1); }
+#include <string.h>
+
+#include "cluster.h"
+#include "err.h"
+
+#define S(lit) lit, strlen(lit)
+
+/* ---- core ---- */
+
+START_TEST(test_broker_golden) {
+    sf_cluster_broker_t b;
+    ck_assert_int_eq(sf_cluster_broker_decode(
+                         S("{\"version\":1,\"host\":\"10.0.0.1\",\"port\":9092,\"endpoints\":["
+                           "\"PLAINTEXT://10.0.0.1:9092\",\"SSL://10.0.0.1:9093\"],\"rack\":null,"
+                           "\"timestamp\":\"1700000000000\"}"),
+                         &b),
+                     SF_OK);
+    ck_assert_str_eq(b.host, "10.0.0.1");
+    ck_assert_int_eq(b.port, 9092);
+    ck_assert_int_eq(b.nendpoints, 2);
+    ck_assert_str_eq(b.endpoints[0], "PLAINTEXT://10.0.0.1:9092");
+    ck_assert_str_eq(b.endpoints[1], "SSL://10.0.0.1:9093");
+    ck_assert_ptr_null(b.rack);
+    ck_assert_int_eq(b.id, -1);
+    ck_assert(b.epoch == -1);
+    sf_cluster_broker_clear(&b);
+
+    /* What Apache Kafka 3.x writes (version 5, extra fields, a rack). */
+    ck_assert_int_eq(
+        sf_cluster_broker_decode(
+            S("{\"features\":{},\"listener_security_protocol_map\":{\"PLAINTEXT\":\"PLAINTEXT\"},"
+              "\"endpoints\":[\"PLAINTEXT://kafka1:9092\"],\"jmx_port\":-1,\"port\":9092,"
+              "\"host\":\"kafka1\",\"version\":5,\"timestamp\":\"1690000000000\",\"rack\":\"r1\"}"),
+            &b),
+        SF_OK);
+    ck_assert_str_eq(b.host, "kafka1");
+    ck_assert_str_eq(b.rack, "r1");
+    ck_assert_int_eq(b.nendpoints, 1);
+    sf_cluster_broker_clear(&b);
+
+    /* No PLAINTEXT listener: Kafka writes host null, port -1. */
+    ck_assert_int_eq(sf_cluster_broker_decode(S("{\"version\":1,\"host\":null,\"port\":-1,"
+                                                "\"endpoints\":[\"SSL://h:9093\"]}"),
+                                              &b),
+                     SF_OK);
+    ck_assert_ptr_null(b.host);
+    ck_assert_int_eq(b.port, -1);
+    sf_cluster_broker_clear(&b);
+}
 END_TEST
-int main(void) {
+
+START_TEST(test_broker_encode) {
+    char *eps[] = {"PLAINTEXT://h1:9092", "SSL://h1:9093"};
+    sf_cluster_broker_t b = {.id = 7, .host = "h1", .port = 9092, .endpoints = eps,
+                             .nendpoints = 2, .rack = NULL};
+    sf_cluster_broker_t d;
+    char *s = sf_cluster_broker_encode(&b, 123);
+    ck_assert_str_eq(s, "{\"version\":1,\"host\":\"h1\",\"port\":9092,\"endpoints\":["
+                        "\"PLAINTEXT://h1:9092\",\"SSL://h1:9093\"],\"rack\":null,"
+                        "\"timestamp\":\"123\"}");
+    ck_assert_int_eq(sf_cluster_broker_decode(s, strlen(s), &d), SF_OK);
+    ck_assert_str_eq(d.host, "h1");
+    ck_assert_int_eq(d.nendpoints, 2);
+    ck_assert_str_eq(d.endpoints[1], "SSL://h1:9093");
+    sf_cluster_broker_clear(&d);
+    free(s);
+    b.rack = "rack-a";
+    s = sf_cluster_broker_encode(&b, 5);
+    ck_assert_ptr_nonnull(strstr(s, "\"rack\":\"rack-a\""));
+    free(s);
+}
+END_TEST
+
+START_TEST(test_topic_golden) {
+    sf_cluster_topic_t t;
+    uint8_t want[16];
+    int i;
+    for (i = 0; i < 16; i++)
+        want[i] = (uint8_t)i;
+    ck_assert_int_eq(sf_cluster_topic_decode(S("{\"version\":1,\"topic_id\":\"AAECAwQFBgcICQoLDA0ODw\","
+                                               "\"partitions\":{\"0\":[1,2],\"1\":[2,3],\"2\":[3,1]}}"),
+                                             &t),
+                     SF_OK);
+    ck_assert_mem_eq(t.topic_id, want, 16);
+    ck_assert_int_eq(t.npartitions, 3);
+    ck_assert_int_eq(t.partitions[1].partition, 1);
+    ck_assert_int_eq(t.partitions[1].nreplicas, 2);
+    ck_assert_int_eq(t.partitions[1].replicas[0], 2);
+    ck_assert_int_eq(t.partitions[2].replicas[1], 1);
+    ck_assert_int_eq(t.partitions[0].leader, -1);
+    ck_assert_ptr_null(t.name);
+    sf_cluster_topic_clear(&t);
+
+    /* Keys in any order, Kafka's version 3 extras, no topic id (pre-2.8 topics). */
+    ck_assert_int_eq(sf_cluster_topic_decode(S("{\"partitions\":{\"1\":[5],\"0\":[4]},\"version\":3,"
+                                               "\"adding_replicas\":{},\"removing_replicas\":{}}"),
+                                             &t),
+                     SF_OK);
+    ck_assert_int_eq(t.npartitions, 2);
+    ck_assert_int_eq(t.partitions[0].replicas[0], 4);
+    ck_assert_int_eq(t.partitions[1].replicas[0], 5);
+    for (i = 0; i < 16; i++)
+        ck_assert_int_eq(t.topic_id[i], 0);
+    sf_cluster_topic_clear(&t);
+}
+END_TEST
+
+START_TEST(test_topic_encode) {
+    uint8_t id[16];
+    int32_t r0[] = {1, 2}, r1[] = {2, 1};
+    sf_cluster_partition_t parts[2] = {{.partition = 0, .replicas = r0, .nreplicas = 2},
+                                       {.partition = 1, .replicas = r1, .nreplicas = 2}};
+    sf_cluster_topic_t t;
+    char *s;
+    int i;
+    for (i = 0; i < 16; i++)
+        id[i] = (uint8_t)i;
+    s = sf_cluster_topic_encode(id, parts, 2);
+    ck_assert_str_eq(s, "{\"version\":1,\"topic_id\":\"AAECAwQFBgcICQoLDA0ODw\","
+                        "\"partitions\":{\"0\":[1,2],\"1\":[2,1]}}");
+    ck_assert_int_eq(sf_cluster_topic_decode(s, strlen(s), &t), SF_OK);
+    ck_assert_mem_eq(t.topic_id, id, 16);
+    ck_assert_int_eq(t.partitions[1].replicas[0], 2);
+    sf_cluster_topic_clear(&t);
+    free(s);
+}
+END_TEST
+
+START_TEST(test_pstate_golden) {
+    sf_cluster_partition_t p = {.partition = 3, .leader = -1};
+    char *s;
+    int32_t isr[] = {1, 2};
+    ck_assert_int_eq(sf_cluster_pstate_decode(S("{\"controller_epoch\":5,\"leader\":1,\"version\":1,"
+                                                "\"leader_epoch\":7,\"isr\":[1,2]}"),
+                                              &p),
+                     SF_OK);
+    ck_assert_int_eq(p.partition, 3);
+    ck_assert_int_eq(p.leader, 1);
+    ck_assert_int_eq(p.leader_epoch, 7);
+    ck_assert_int_eq(p.controller_epoch, 5);
+    ck_assert_int_eq(p.nisr, 2);
+    ck_assert_int_eq(p.isr[1], 2);
+    /* decoding again replaces the isr (no leak, no append) */
+    ck_assert_int_eq(sf_cluster_pstate_decode(S("{\"version\":1,\"leader\":-1,\"leader_epoch\":8,"
+                                                "\"isr\":[],\"controller_epoch\":6,"
+                                                "\"leader_recovery_state\":0}"),
+                                              &p),
+                     SF_OK);
+    ck_assert_int_eq(p.leader, -1);
+    ck_assert_int_eq(p.nisr, 0);
+    sf_cluster_partition_clear(&p);
+
+    p = (sf_cluster_partition_t){.leader = 1, .leader_epoch = 7, .controller_epoch = 5,
+                                 .isr = isr, .nisr = 2};
+    s = sf_cluster_pstate_encode(&p);
+    ck_assert_str_eq(s, "{\"version\":1,\"leader\":1,\"leader_epoch\":7,\"isr\":[1,2],"
+                        "\"controller_epoch\":5}");
+    free(s);
+}
+END_TEST
+
+START_TEST(test_config_golden) {
+    sf_cluster_config_entry_t *c;
+    sf_cluster_config_entry_t in[3] = {{"retention.ms", "1000"}, {"x", NULL}, {"a.b", "c"}};
+    int n;
+    char *s;
+    ck_assert_int_eq(sf_cluster_config_decode(S("{\"version\":1,\"config\":{\"retention.ms\":\"1000\","
+                                                "\"cleanup.policy\":\"compact\"}}"),
+                                              &c, &n),
+                     SF_OK);
+    ck_assert_int_eq(n, 2);
+    ck_assert_str_eq(c[0].name, "cleanup.policy"); /* sorted */
+    ck_assert_str_eq(c[1].value, "1000");
+    {
+        sf_cluster_topic_t t = {.configs = c, .nconfigs = n};
+        ck_assert_str_eq(sf_cluster_topic_config(&t, "retention.ms"), "1000");
+        ck_assert_ptr_null(sf_cluster_topic_config(&t, "segment.ms"));
+    }
+    sf_cluster_configs_free(c, n);
+    ck_assert_int_eq(sf_cluster_config_decode(S("{\"version\":1,\"config\":{}}"), &c, &n), SF_OK);
+    ck_assert_int_eq(n, 0);
+    ck_assert_ptr_null(c);
+
+    s = sf_cluster_config_encode(in, 3);
+    ck_assert_str_eq(s, "{\"version\":1,\"config\":{\"retention.ms\":\"1000\",\"a.b\":\"c\"}}");
+    free(s);
+    s = sf_cluster_config_encode(NULL, 0);
+    ck_assert_str_eq(s, "{\"version\":1,\"config\":{}}");
+    free(s);
+}
+END_TEST
+
+START_TEST(test_controller_epoch_id_golden) {
+    int32_t id = -5, e = -5;
+    char *s, *cid;
+    ck_assert_int_eq(sf_cluster_controller_decode(S("{\"version\":1,\"brokerid\":3,\"timestamp\":\"1\"}"),
+                                                  &id),
+                     SF_OK);
+    ck_assert_int_eq(id, 3);
+    s = sf_cluster_controller_encode(4, 1234);
+    ck_assert_str_eq(s, "{\"version\":1,\"brokerid\":4,\"timestamp\":\"1234\"}");
+    free(s);
+    ck_assert_int_eq(sf_cluster_epoch_decode(S("17"), &e), SF_OK);
+    ck_assert_int_eq(e, 17);
+    ck_assert_int_eq(sf_cluster_epoch_decode(S("2147483647"), &e), SF_OK);
+    ck_assert_int_eq(e, INT32_MAX);
+    s = sf_cluster_id_encode("AAECAwQFBgcICQoLDA0ODw");
+    ck_assert_str_eq(s, "{\"version\":1,\"id\":\"AAECAwQFBgcICQoLDA0ODw\"}");
+    ck_assert_int_eq(sf_cluster_id_decode(s, strlen(s), &cid), SF_OK);
+    ck_assert_str_eq(cid, "AAECAwQFBgcICQoLDA0ODw");
+    free(cid);
+    free(s);
+}
+END_TEST
+
+START_TEST(test_uuid) {
+    uint8_t u[16], v[16];
+    char s[23];
+    int i, k;
+    for (i = 0; i < 16; i++)
+        u[i] = (uint8_t)(0xf0 + i);
+    sf_cluster_uuid_to_str(u, s);
+    ck_assert_uint_eq(strlen(s), 22);
+    ck_assert_int_eq(sf_cluster_uuid_from_str(s, v), SF_OK);
+    ck_assert_mem_eq(u, v, 16);
+    for (k = 0; k < 200; k++) {
+        ck_assert_int_eq(sf_cluster_uuid_random(u), SF_OK);
+        sf_cluster_uuid_to_str(u, s);
+        ck_assert_int_ne(s[0], '-');
+        ck_assert_int_eq(u[6] >> 4, 4);
+        ck_assert_int_eq(sf_cluster_uuid_from_str(s, v), SF_OK);
+        ck_assert_mem_eq(u, v, 16);
+    }
+}
+END_TEST
+
+/* Kafka's AdminUtilsTest.testReplicaAssignment: 5 brokers, 10 partitions, rf 3, start 0. */
+START_TEST(test_assign_kafka_vector) {
+    static const int32_t brokers[] = {0, 1, 2, 3, 4};
+    static const int32_t want[10][3] = {{0, 1, 2}, {1, 2, 3}, {2, 3, 4}, {3, 4, 0}, {4, 0, 1},
+                                        {0, 2, 3}, {1, 3, 4}, {2, 4, 0}, {3, 0, 1}, {4, 1, 2}};
+    int32_t out[30];
+    int p;
+    ck_assert_int_eq(sf_cluster_assign_replicas(brokers, 5, 10, 3, 0, 0, out), SF_OK);
+    for (p = 0; p < 10; p++) {
+        ck_assert_int_eq(out[p * 3], want[p][0]);
+        ck_assert_int_eq(out[p * 3 + 1], want[p][1]);
+        ck_assert_int_eq(out[p * 3 + 2], want[p][2]);
+    }
+    /* Continuing from partition 5 gives Kafka's partitions 5.. */
+    ck_assert_int_eq(sf_cluster_assign_replicas(brokers, 5, 5, 3, 5, 0, out), SF_OK);
+    ck_assert_int_eq(out[0], 0);
+    ck_assert_int_eq(out[1], 2);
+    ck_assert_int_eq(out[2], 3);
+}
+END_TEST
+
+START_TEST(test_assign_random_spreads) {
+    static const int32_t brokers[] = {10, 20, 30};
+    int32_t out[60];
+    int counts[3] = {0, 0, 0}, p, i;
+    ck_assert_int_eq(sf_cluster_assign_replicas(brokers, 3, 30, 2, 0, -1, out), SF_OK);
+    for (p = 0; p < 30; p++) {
+        ck_assert_int_ne(out[p * 2], out[p * 2 + 1]);
+        for (i = 0; i < 3; i++)
+            if (out[p * 2] == brokers[i])
+                counts[i]++;
+    }
+    /* leaders round-robin: exactly 10 each */
+    ck_assert_int_eq(counts[0], 10);
+    ck_assert_int_eq(counts[1], 10);
+    ck_assert_int_eq(counts[2], 10);
+}
+END_TEST
+
+static sf_cluster_snapshot_t *make_snapshot(void) {
+    sf_cluster_broker_t *b = calloc(3, sizeof(*b));
+    sf_cluster_topic_t *t = calloc(3, sizeof(*t));
+    static const char *names[] = {"orders", "audit", "zeta"};
+    static const int32_t ids[] = {3, 1, 2};
+    int i;
+    for (i = 0; i < 3; i++) {
+        b[i].id = ids[i];
+        b[i].host = strdup("h");
+        b[i].port = 9092 + ids[i];
+        t[i].name = strdup(names[i]);
+        t[i].npartitions = 1;
+        t[i].partitions = calloc(1, sizeof(sf_cluster_partition_t));
+        t[i].partitions[0].replicas = malloc(sizeof(int32_t));
+        t[i].partitions[0].replicas[0] = ids[i];
+        t[i].partitions[0].nreplicas = 1;
+    }
+    return sf_cluster_snapshot_build(strdup("cid"), 1, 4, b, 3, t, 3);
+}
+
+START_TEST(test_snapshot_lookup) {
+    sf_cluster_snapshot_t *s = make_snapshot();
+    ck_assert_ptr_nonnull(s);
+    ck_assert_int_eq(s->brokers[0].id, 1);
+    ck_assert_int_eq(s->brokers[2].id, 3);
+    ck_assert_str_eq(s->topics[0].name, "audit");
+    ck_assert_str_eq(s->topics[2].name, "zeta");
+    ck_assert_int_eq(sf_cluster_snapshot_broker(s, 2)->port, 9094);
+    ck_assert_ptr_null(sf_cluster_snapshot_broker(s, 4));
+    ck_assert_ptr_null(sf_cluster_snapshot_broker(s, 0));
+    ck_assert_int_eq(sf_cluster_snapshot_topic(s, "orders")->partitions[0].replicas[0], 3);
+    ck_assert_ptr_null(sf_cluster_snapshot_topic(s, "order"));
+    ck_assert_ptr_null(sf_cluster_snapshot_topic(s, "zz"));
+    ck_assert_ptr_null(sf_cluster_snapshot_topic(NULL, "zz"));
+    ck_assert_int_eq(s->controller_id, 1);
+    ck_assert_int_eq(s->controller_epoch, 4);
+    /* reference counting: two refs, two unrefs (ASan would catch a double free) */
+    ck_assert_ptr_eq(sf_cluster_snapshot_ref(s), s);
+    ck_assert_int_eq(atomic_load(&s->refcnt), 2);
+    sf_cluster_snapshot_unref(s);
+    ck_assert_int_eq(atomic_load(&s->refcnt), 1);
+    sf_cluster_snapshot_unref(s);
+    sf_cluster_snapshot_unref(NULL);
+}
+END_TEST
+
+START_TEST(test_topic_names) {
+    char longname[300];
+    ck_assert(sf_cluster_topic_name_valid("a.b_c-D9"));
+    ck_assert(!sf_cluster_topic_name_valid(""));
+    ck_assert(!sf_cluster_topic_name_valid("."));
+    ck_assert(!sf_cluster_topic_name_valid(".."));
+    ck_assert(!sf_cluster_topic_name_valid("a/b"));
+    ck_assert(!sf_cluster_topic_name_valid("a b"));
+    ck_assert(!sf_cluster_topic_name_valid(NULL));
+    memset(longname, 'x', 249);
+    longname[249] = '\0';
+    ck_assert(sf_cluster_topic_name_valid(longname));
+    longname[249] = 'x';
+    longname[250] = '\0';
+    ck_assert(!sf_cluster_topic_name_valid(longname));
+}
+END_TEST
+
+/* ---- limits ---- */
+
+static const char *const bad_json[] = {"", "{", "[]", "null", "1", "\"x\"", "{\"version\":1", "{}x",
+                                       "{\"version\":1}{}", "\x01\x02", "{\"version\":1,\"version\":1}"};
+
+START_TEST(test_malformed_everywhere) {
+    size_t i;
+    for (i = 0; i < sizeof(bad_json) / sizeof(bad_json[0]); i++) {
+        sf_cluster_broker_t b;
+        sf_cluster_topic_t t;
+        sf_cluster_partition_t p = {0};
+        sf_cluster_config_entry_t *c = (void *)1;
+        int n = 5;
+        int32_t id = 9;
+        char *cid = (void *)1;
+        const char *j = bad_json[i];
+        ck_assert_int_eq(sf_cluster_broker_decode(j, strlen(j), &b), SF_ERR_MALFORMED);
+        ck_assert_ptr_null(b.host);
+        ck_assert_int_eq(sf_cluster_topic_decode(j, strlen(j), &t), SF_ERR_MALFORMED);
+        ck_assert_ptr_null(t.partitions);
+        ck_assert_int_eq(sf_cluster_pstate_decode(j, strlen(j), &p), SF_ERR_MALFORMED);
+        ck_assert_ptr_null(p.isr);
+        ck_assert_int_eq(sf_cluster_config_decode(j, strlen(j), &c, &n), SF_ERR_MALFORMED);
+        ck_assert_ptr_null(c);
+        ck_assert_int_eq(n, 0);
+        ck_assert_int_eq(sf_cluster_controller_decode(j, strlen(j), &id), SF_ERR_MALFORMED);
+        ck_assert_int_eq(id, 9);
+        ck_assert_int_eq(sf_cluster_id_decode(j, strlen(j), &cid), SF_ERR_MALFORMED);
+        ck_assert_ptr_null(cid);
+    }
+    /* NULL input, and a length that cuts a valid document short */
+    {
+        sf_cluster_broker_t b;
+        const char *ok = "{\"version\":1,\"host\":\"h\",\"port\":1,\"endpoints\":[]}";
+        ck_assert_int_eq(sf_cluster_broker_decode(NULL, 0, &b), SF_ERR_MALFORMED);
+        ck_assert_int_eq(sf_cluster_broker_decode(ok, strlen(ok) - 1, &b), SF_ERR_MALFORMED);
+        ck_assert_int_eq(sf_cluster_broker_decode(ok, strlen(ok), &b), SF_OK);
+        sf_cluster_broker_clear(&b);
+    }
+}
+END_TEST
+
+START_TEST(test_broker_wrong_types) {
+    static const char *const bad[] = {
+        "{\"host\":\"h\",\"port\":1,\"endpoints\":[]}",                     /* no version */
+        "{\"version\":0,\"host\":\"h\",\"port\":1,\"endpoints\":[]}",       /* version 0 */
+        "{\"version\":\"1\",\"host\":\"h\",\"port\":1,\"endpoints\":[]}",   /* version string */
+        "{\"version\":1,\"port\":1,\"endpoints\":[]}",                      /* no host */
+        "{\"version\":1,\"host\":5,\"port\":1,\"endpoints\":[]}",           /* host int */
+        "{\"version\":1,\"host\":\"h\",\"port\":\"1\",\"endpoints\":[]}",   /* port string */
+        "{\"version\":1,\"host\":\"h\",\"port\":70000,\"endpoints\":[]}",   /* port range */
+        "{\"version\":1,\"host\":\"h\",\"port\":1.5,\"endpoints\":[]}",     /* port real */
+        "{\"version\":1,\"host\":\"h\",\"port\":1}",                        /* no endpoints */
+        "{\"version\":1,\"host\":\"h\",\"port\":1,\"endpoints\":\"x\"}",    /* not an array */
+        "{\"version\":1,\"host\":\"h\",\"port\":1,\"endpoints\":[1]}",      /* element int */
+        "{\"version\":1,\"host\":\"h\",\"port\":1,\"endpoints\":[],\"rack\":7}", /* rack int */
+    };
+    size_t i;
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        sf_cluster_broker_t b;
+        ck_assert_msg(sf_cluster_broker_decode(bad[i], strlen(bad[i]), &b) == SF_ERR_MALFORMED,
+                      "accepted %s", bad[i]);
+        ck_assert_ptr_null(b.endpoints);
+    }
+}
+END_TEST
+
+START_TEST(test_topic_wrong_types) {
+    static const char *const bad[] = {
+        "{\"version\":1}",                                          /* no partitions */
+        "{\"version\":1,\"partitions\":[]}",                        /* not an object */
+        "{\"version\":1,\"partitions\":{\"0\":[1],\"2\":[1]}}",     /* gap */
+        "{\"version\":1,\"partitions\":{\"1\":[1]}}",               /* does not start at 0 */
+        "{\"version\":1,\"partitions\":{\"01\":[1],\"1\":[1]}}",    /* leading zero */
+        "{\"version\":1,\"partitions\":{\"-1\":[1]}}",              /* negative */
+        "{\"version\":1,\"partitions\":{\"a\":[1]}}",               /* not a number */
+        "{\"version\":1,\"partitions\":{\"\":[1]}}",                /* empty key */
+        "{\"version\":1,\"partitions\":{\"0\":[]}}",                /* no replicas */
+        "{\"version\":1,\"partitions\":{\"0\":[-1]}}",              /* negative id */
+        "{\"version\":1,\"partitions\":{\"0\":[\"1\"]}}",           /* id string */
+        "{\"version\":1,\"partitions\":{\"0\":[3000000000]}}",      /* id > int32 */
+        "{\"version\":1,\"partitions\":{\"0\":1}}",                 /* not an array */
+        "{\"version\":1,\"topic_id\":\"short\",\"partitions\":{}}", /* bad uuid */
+        "{\"version\":1,\"topic_id\":\"AAECAwQFBgcICQoLDA0OD!\",\"partitions\":{}}",
+        "{\"version\":1,\"topic_id\":5,\"partitions\":{}}",
+    };
+    size_t i;
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        sf_cluster_topic_t t;
+        ck_assert_msg(sf_cluster_topic_decode(bad[i], strlen(bad[i]), &t) == SF_ERR_MALFORMED,
+                      "accepted %s", bad[i]);
+        ck_assert_ptr_null(t.partitions);
+        ck_assert_int_eq(t.npartitions, 0);
+    }
+}
+END_TEST
+
+START_TEST(test_pstate_config_controller_wrong_types) {
+    static const char *const bad_state[] = {
+        "{\"version\":1,\"leader_epoch\":0,\"isr\":[1],\"controller_epoch\":1}",
+        "{\"version\":1,\"leader\":-2,\"leader_epoch\":0,\"isr\":[1],\"controller_epoch\":1}",
+        "{\"version\":1,\"leader\":\"1\",\"leader_epoch\":0,\"isr\":[1],\"controller_epoch\":1}",
+        "{\"version\":1,\"leader\":1,\"isr\":[1],\"controller_epoch\":1}",
+        "{\"version\":1,\"leader\":1,\"leader_epoch\":-1,\"isr\":[1],\"controller_epoch\":1}",
+        "{\"version\":1,\"leader\":1,\"leader_epoch\":0,\"controller_epoch\":1}",
+        "{\"version\":1,\"leader\":1,\"leader_epoch\":0,\"isr\":[\"1\"],\"controller_epoch\":1}",
+        "{\"version\":1,\"leader\":1,\"leader_epoch\":0,\"isr\":{},\"controller_epoch\":1}",
+        "{\"version\":1,\"leader\":1,\"leader_epoch\":0,\"isr\":[1]}",
+        "{\"leader\":1,\"leader_epoch\":0,\"isr\":[1],\"controller_epoch\":1}",
+        "{\"version\":1,\"leader\":true,\"leader_epoch\":0,\"isr\":[1],\"controller_epoch\":1}",
+    };
+    static const char *const bad_cfg[] = {"{\"version\":1}", "{\"config\":{}}",
+                                          "{\"version\":1,\"config\":[]}",
+                                          "{\"version\":1,\"config\":{\"a\":1}}",
+                                          "{\"version\":1,\"config\":{\"a\":null}}"};
+    static const char *const bad_ctrl[] = {"{\"version\":1}", "{\"brokerid\":1}",
+                                           "{\"version\":1,\"brokerid\":-1}",
+                                           "{\"version\":1,\"brokerid\":\"1\"}"};
+    static const char *const bad_epoch[] = {"", "-1", "1a", " 1", "99999999999", "2147483648", "1.0"};
+    static const char *const bad_id[] = {"{\"version\":1}", "{\"version\":1,\"id\":\"\"}",
+                                         "{\"version\":1,\"id\":5}", "{\"id\":\"x\"}"};
+    size_t i;
+    for (i = 0; i < sizeof(bad_state) / sizeof(bad_state[0]); i++) {
+        sf_cluster_partition_t p = {.leader = 42};
+        ck_assert_msg(sf_cluster_pstate_decode(bad_state[i], strlen(bad_state[i]), &p) ==
+                          SF_ERR_MALFORMED,
+                      "accepted %s", bad_state[i]);
+        ck_assert_int_eq(p.leader, 42); /* untouched on failure */
+    }
+    for (i = 0; i < sizeof(bad_cfg) / sizeof(bad_cfg[0]); i++) {
+        sf_cluster_config_entry_t *c;
+        int n;
+        ck_assert_msg(sf_cluster_config_decode(bad_cfg[i], strlen(bad_cfg[i]), &c, &n) ==
+                          SF_ERR_MALFORMED,
+                      "accepted %s", bad_cfg[i]);
+    }
+    for (i = 0; i < sizeof(bad_ctrl) / sizeof(bad_ctrl[0]); i++) {
+        int32_t id;
+        ck_assert_msg(sf_cluster_controller_decode(bad_ctrl[i], strlen(bad_ctrl[i]), &id) ==
+                          SF_ERR_MALFORMED,
+                      "accepted %s", bad_ctrl[i]);
+    }
+    for (i = 0; i < sizeof(bad_epoch) / sizeof(bad_epoch[0]); i++) {
+        int32_t e;
+        ck_assert_msg(sf_cluster_epoch_decode(bad_epoch[i], strlen(bad_epoch[i]), &e) ==
+                          SF_ERR_MALFORMED,
+                      "accepted %s", bad_epoch[i]);
+    }
+    ck_assert_int_eq(sf_cluster_epoch_decode(NULL, 0, NULL), SF_ERR_MALFORMED);
+    for (i = 0; i < sizeof(bad_id) / sizeof(bad_id[0]); i++) {
+        char *id;
+        ck_assert_msg(sf_cluster_id_decode(bad_id[i], strlen(bad_id[i]), &id) == SF_ERR_MALFORMED,
+                      "accepted %s", bad_id[i]);
+    }
+}
+END_TEST
+
+/* A JSON array of @n small integers in @key, with a prefix/suffix. */
+static char *json_with_array(const char *prefix, int n, const char *suffix) {
+    size_t cap = strlen(prefix) + strlen(suffix) + (size_t)n * 4 + 8, len;
+    char *s = malloc(cap);
+    int i;
+    len = (size_t)sprintf(s, "%s[", prefix);
+    for (i = 0; i < n; i++)
+        len += (size_t)sprintf(s + len, "%s%d", i ? "," : "", i % 100);
+    sprintf(s + len, "]%s", suffix);
+    return s;
+}
+
+START_TEST(test_oversized_arrays) {
+    sf_cluster_partition_t p = {0};
+    sf_cluster_broker_t b;
+    sf_cluster_topic_t t;
+    sf_cluster_config_entry_t *c;
+    char *s, *q;
+    size_t len, cap;
+    int n, i;
+
+    /* isr at the limit is fine, one more is rejected */
+    s = json_with_array("{\"version\":1,\"leader\":1,\"leader_epoch\":0,\"controller_epoch\":0,\"isr\":",
+                        SF_CLUSTER_MAX_REPLICAS, "}");
+    ck_assert_int_eq(sf_cluster_pstate_decode(s, strlen(s), &p), SF_OK);
+    ck_assert_int_eq(p.nisr, SF_CLUSTER_MAX_REPLICAS);
+    sf_cluster_partition_clear(&p);
+    free(s);
+    s = json_with_array("{\"version\":1,\"leader\":1,\"leader_epoch\":0,\"controller_epoch\":0,\"isr\":",
+                        SF_CLUSTER_MAX_REPLICAS + 1, "}");
+    ck_assert_int_eq(sf_cluster_pstate_decode(s, strlen(s), &p), SF_ERR_MALFORMED);
+    ck_assert_ptr_null(p.isr);
+    free(s);
+
+    /* replicas */
+    s = json_with_array("{\"version\":1,\"partitions\":{\"0\":", SF_CLUSTER_MAX_REPLICAS + 1, "}}");
+    ck_assert_int_eq(sf_cluster_topic_decode(s, strlen(s), &t), SF_ERR_MALFORMED);
+    free(s);
+
+    /* endpoints */
+    cap = 64 + (SF_CLUSTER_MAX_ENDPOINTS + 1) * 8;
+    s = malloc(cap);
+    len = (size_t)sprintf(s, "{\"version\":1,\"host\":\"h\",\"port\":1,\"endpoints\":[");
+    for (i = 0; i <= SF_CLUSTER_MAX_ENDPOINTS; i++)
+        len += (size_t)sprintf(s + len, "%s\"e%d\"", i ? "," : "", i);
+    strcpy(s + len, "]}");
+    ck_assert_int_eq(sf_cluster_broker_decode(s, strlen(s), &b), SF_ERR_MALFORMED);
+    free(s);
+
+    /* configs */
+    cap = 64 + (SF_CLUSTER_MAX_CONFIGS + 1) * 24;
+    s = malloc(cap);
+    len = (size_t)sprintf(s, "{\"version\":1,\"config\":{");
+    for (i = 0; i <= SF_CLUSTER_MAX_CONFIGS; i++)
+        len += (size_t)sprintf(s + len, "%s\"k%d\":\"v\"", i ? "," : "", i);
+    strcpy(s + len, "}}");
+    ck_assert_int_eq(sf_cluster_config_decode(s, strlen(s), &c, &n), SF_ERR_MALFORMED);
+    ck_assert_ptr_null(c);
+    free(s);
+
+    /* partitions: one over the limit */
+    cap = 64 + (size_t)(SF_CLUSTER_MAX_PARTITIONS + 1) * 16;
+    s = malloc(cap);
+    len = (size_t)sprintf(s, "{\"version\":1,\"partitions\":{");
+    for (i = 0; i <= SF_CLUSTER_MAX_PARTITIONS; i++)
+        len += (size_t)sprintf(s + len, "%s\"%d\":[1]", i ? "," : "", i);
+    q = s + len;
+    strcpy(q, "}}");
+    ck_assert_int_eq(sf_cluster_topic_decode(s, strlen(s), &t), SF_ERR_MALFORMED);
+    ck_assert_ptr_null(t.partitions);
+    free(s);
+
+    /* deeply nested input must not crash the parser */
+    cap = 200000;
+    s = malloc(cap + 1);
+    memset(s, '[', cap);
+    s[cap] = '\0';
+    ck_assert_int_eq(sf_cluster_topic_decode(s, cap, &t), SF_ERR_MALFORMED);
+    free(s);
+}
+END_TEST
+
+START_TEST(test_helpers_limits) {
+    static const int32_t brokers[] = {1, 2};
+    int32_t out[8];
+    uint8_t u[16];
+    ck_assert_int_eq(sf_cluster_assign_replicas(brokers, 2, 2, 3, 0, -1, out), SF_ERR_INVALID);
+    ck_assert_int_eq(sf_cluster_assign_replicas(brokers, 2, 0, 1, 0, -1, out), SF_ERR_INVALID);
+    ck_assert_int_eq(sf_cluster_assign_replicas(brokers, 0, 1, 1, 0, -1, out), SF_ERR_INVALID);
+    ck_assert_int_eq(sf_cluster_assign_replicas(brokers, 2, 1, 1, -1, -1, out), SF_ERR_INVALID);
+    ck_assert_int_eq(sf_cluster_assign_replicas(brokers, 2, 1, 1, 0, 2, out), SF_ERR_INVALID);
+    ck_assert_int_eq(sf_cluster_assign_replicas(brokers, 1, 4, 1, 0, -1, out), SF_OK);
+    ck_assert_int_eq(out[3], 1);
+    ck_assert_int_eq(sf_cluster_uuid_from_str("AAECAwQFBgcICQoLDA0OD", u), SF_ERR_MALFORMED);
+    ck_assert_int_eq(sf_cluster_uuid_from_str("AAECAwQFBgcICQoLDA0ODwA", u), SF_ERR_MALFORMED);
+    ck_assert_int_eq(sf_cluster_uuid_from_str("AAECAwQFBgcICQoLDA0OD=", u), SF_ERR_MALFORMED);
+    ck_assert_int_eq(sf_cluster_uuid_from_str(NULL, u), SF_ERR_MALFORMED);
+    /* an empty snapshot */
+    {
+        sf_cluster_snapshot_t *s = sf_cluster_snapshot_build(NULL, -1, -1, NULL, 0, NULL, 0);
+        ck_assert_ptr_nonnull(s);
+        ck_assert_ptr_null(sf_cluster_snapshot_topic(s, "a"));
+        ck_assert_ptr_null(sf_cluster_snapshot_broker(s, 1));
+        sf_cluster_snapshot_unref(s);
+    }
+}
+END_TEST
+
+static Suite *cluster_suite(void) {
     Suite *s = suite_create("cluster");
-    TCase *tc = tcase_create("core");
-    SRunner *sr;
+    TCase *core = tcase_create("core"), *limits = tcase_create("limits");
+    tcase_add_test(core, test_broker_golden);
+    tcase_add_test(core, test_broker_encode);
+    tcase_add_test(core, test_topic_golden);
+    tcase_add_test(core, test_topic_encode);
+    tcase_add_test(core, test_pstate_golden);
+    tcase_add_test(core, test_config_golden);
+    tcase_add_test(core, test_controller_epoch_id_golden);
+    tcase_add_test(core, test_uuid);
+    tcase_add_test(core, test_assign_kafka_vector);
+    tcase_add_test(core, test_assign_random_spreads);
+    tcase_add_test(core, test_snapshot_lookup);
+    tcase_add_test(core, test_topic_names);
+    tcase_add_test(limits, test_malformed_everywhere);
+    tcase_add_test(limits, test_broker_wrong_types);
+    tcase_add_test(limits, test_topic_wrong_types);
+    tcase_add_test(limits, test_pstate_config_controller_wrong_types);
+    tcase_add_test(limits, test_oversized_arrays);
+    tcase_add_test(limits, test_helpers_limits);
+    tcase_set_timeout(limits, 60);
+    suite_add_tcase(s, core);
+    suite_add_tcase(s, limits);
+    return s;
+}
+
+int main(void) {
+    SRunner *sr = srunner_create(cluster_suite());
     int failed;
-    tcase_add_test(tc, test_placeholder);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);

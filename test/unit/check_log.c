@@ -5,6 +5,7 @@
 #include <ftw.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -589,13 +590,13 @@ END_TEST
 
 typedef struct flush_arg {
     sf_log_t *log;
-    volatile int stop;
+    atomic_int stop;
     int flushes, errors;
 } flush_arg_t;
 
 static void *flush_thread(void *p) {
     flush_arg_t *fa = p;
-    while (!fa->stop) {
+    while (!atomic_load(&fa->stop)) {
         if (sf_log_flush(fa->log) != SF_OK)
             fa->errors++;
         fa->flushes++;
@@ -636,7 +637,7 @@ START_TEST(test_concurrent_flush) {
         ck_assert(rp >= rp_prev && rp <= sf_log_end_offset(log));
         rp_prev = rp;
     }
-    fa.stop = 1;
+    atomic_store(&fa.stop, 1);
     pthread_join(th, NULL);
     ck_assert_int_eq(fa.errors, 0);
     ck_assert_int_gt(fa.flushes, 0);
@@ -833,8 +834,9 @@ START_TEST(test_recovery_garbage_tail) {
     partition_file(path, sizeof(path), "t", 0, 0, ".log");
     size = file_size(path);
     srand(42);
-    for (pass = 0; pass < 4; pass++) {
-        /* zeros, random bytes, a copy of a valid header with a bad CRC, preallocated 0xff */
+    for (pass = 0; pass < 5; pass++) {
+        /* zeros, random bytes, a valid header with a bad CRC, preallocated 0xff, and a valid
+         * batch whose offsets go backwards */
         size_t n = sizeof(junk);
         if (pass == 0)
             memset(junk, 0, n);
@@ -850,8 +852,18 @@ START_TEST(test_recovery_garbage_tail) {
             memcpy(junk, wb.p, wb.len);
             n = wb.len;
             sf_wbuf_free(&wb);
-        } else
+        } else if (pass == 3) {
             memset(junk, 0xff, n);
+        } else {
+            sf_wbuf_t wb;
+            sf_wbuf_init(&wb);
+            make_batch(&wb, 2, 100, 1000);
+            sf_recbatch_set_base_offset(wb.p, 18); /* overlaps 18..19 */
+            ck_assert_int_eq(sf_recbatch_validate(wb.p, wb.len, NULL), SF_OK);
+            memcpy(junk, wb.p, wb.len);
+            n = wb.len;
+            sf_wbuf_free(&wb);
+        }
         f = fopen(path, "ab");
         ck_assert_uint_eq(fwrite(junk, 1, n, f), n);
         fclose(f);
@@ -1078,6 +1090,7 @@ START_TEST(test_logdir_reopen) {
     ck_assert_int_eq(sf_logdir_create(ld, "my-dashed.topic_1", 12, NULL, &c), SF_OK);
     ck_assert_int_eq(sf_logdir_create(ld, "orders", 0, NULL, &again), SF_OK);
     ck_assert_ptr_eq(again, a);
+    ck_assert_int_eq(sf_logdir_create(ld, "orders", 0, NULL, NULL), SF_OK);
     ck_assert_int_eq(sf_logdir_create(ld, "bad/name", 0, NULL, &again), SF_ERR_INVALID);
     ck_assert_int_eq(sf_logdir_create(ld, "x", -2, NULL, &again), SF_ERR_INVALID);
     ck_assert_uint_eq(sf_logdir_count(ld), 3);

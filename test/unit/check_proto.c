@@ -1500,6 +1500,33 @@ START_TEST(test_bad_lengths) {
 }
 END_TEST
 
+/* A compact string longer than INT16_MAX is refused, as Kafka does; INT16_MAX itself is fine. */
+START_TEST(test_compact_string_cap) {
+    sf_proto_ApiVersionsRequest_t req;
+    sf_arena_t arena;
+    sf_rbuf_t rb;
+    sf_wbuf_t wb;
+    size_t n = 3 + 32768 + 2;
+    uint8_t *b = calloc(1, n);
+    sf_arena_init(&arena, 0);
+    sf_wbuf_init(&wb);
+    /* uvarint 32769 = length 32768 */
+    b[0] = 0x81, b[1] = 0x80, b[2] = 0x02, b[3 + 32768] = 0x01;
+    sf_rbuf_init(&rb, b, n);
+    ck_assert_int_eq(sf_proto_ApiVersionsRequest_decode(&rb, 3, &arena, &req), SF_ERR_MALFORMED);
+    /* uvarint 32768 = length 32767, then an empty version string and no tags */
+    b[0] = 0x80, b[1] = 0x80, b[2] = 0x02, b[3 + 32767] = 0x01, b[3 + 32768] = 0x00;
+    sf_rbuf_init(&rb, b, n - 1);
+    ck_assert_int_eq(sf_proto_ApiVersionsRequest_decode(&rb, 3, &arena, &req), SF_OK);
+    ck_assert_int_eq(req.ClientSoftwareName.len, 32767);
+    ck_assert_int_eq(sf_proto_ApiVersionsRequest_encode(&wb, 3, &req), SF_OK);
+    ck_assert(bytes_eq(&wb, b, n - 1));
+    sf_wbuf_free(&wb);
+    sf_arena_reset(&arena);
+    free(b);
+}
+END_TEST
+
 /* Empty input: every request decoder fails, except ApiVersions v0-2 whose body is empty. */
 START_TEST(test_empty_input) {
     size_t i;
@@ -1608,6 +1635,7 @@ static Suite *proto_suite(void) {
     tcase_add_loop_test(limits, test_arena_exhausted, 0, NGOLDENS);
     tcase_add_test(limits, test_lying_counts);
     tcase_add_test(limits, test_bad_lengths);
+    tcase_add_test(limits, test_compact_string_cap);
     tcase_add_test(limits, test_empty_input);
     tcase_add_test(limits, test_unsupported_version);
     tcase_add_test(limits, test_encode_invalid);
