@@ -37,6 +37,17 @@
 #define SF_SERVER_BIG_FRAME (64 * 1024)
 /* Largest single socket read (libevent's default is 16 KiB). */
 #define SF_SERVER_MAX_READ (256 * 1024)
+/* Plaintext connections: bytes asked for by one read into the input buffer. */
+#define SF_SERVER_READ_CHUNK (64 * 1024)
+/* Plaintext connections: a frame at least this large whose bytes have not all arrived is
+ * allocated at once and the rest of it is received straight into it (no input buffer copy). */
+#define SF_SERVER_DIRECT_MIN (64 * 1024)
+/* Plaintext connections: while at least this many bytes are missing from the frame being read,
+ * the socket's receive low-watermark (SO_RCVLOWAT) asks the kernel to report it readable only
+ * once they are there (capped, and lowered again by the kernel to what the buffer can hold),
+ * so a large frame costs a few wake-ups instead of one per arriving segment. */
+#define SF_SERVER_LOWAT_MIN (16 * 1024)
+#define SF_SERVER_LOWAT_MAX (4 * 1024 * 1024)
 /* After accept() fails for lack of descriptors, pause accepting this long. */
 #define SF_SERVER_ACCEPT_BACKOFF_MS 500
 
@@ -90,6 +101,14 @@ struct sf_conn {
     unsigned paused : 1;      /* reading disabled by a cap */
     unsigned busy;            /* > 0 while inside our own code for this connection */
     size_t read_low;          /* current read low-watermark (0 = none) */
+    /* Plaintext connections read with their own event (the bufferevent only writes). */
+    evutil_socket_t fd;
+    struct event *rdev;       /* NULL on TLS connections */
+    unsigned rd_on : 1;       /* rdev is added */
+    int lowat;                /* SO_RCVLOWAT in force (1 = the default) */
+    size_t need;              /* bytes missing from the partial frame in the input buffer */
+    sf_req_t *part;           /* a large frame being received straight into its buffer */
+    size_t part_got;          /* bytes of part->frame received so far */
     sf_req_slot_t *head, *tail;
     size_t nslots;  /* unanswered or unwritten requests (in-flight) */
     size_t nreqs;   /* requests the handler still holds */
@@ -105,12 +124,22 @@ static void conn_read_cb(struct bufferevent *bev, void *arg);
 static void conn_write_cb(struct bufferevent *bev, void *arg);
 static void conn_event_cb(struct bufferevent *bev, short what, void *arg);
 static void conn_process(sf_conn_t *conn);
+static void conn_rd_cb(evutil_socket_t fd, short what, void *arg);
 
 /* Close the socket now; the struct lives on until nothing refers to it (conn_unbusy). */
 static void conn_kill(sf_conn_t *conn) {
     if (conn->dead)
         return;
     conn->dead = 1;
+    if (conn->rdev) {
+        /* Before the bufferevent closes the descriptor. Freeing an event from inside its own
+         * callback is allowed. */
+        event_free(conn->rdev);
+        conn->rdev = NULL;
+        conn->rd_on = 0;
+    }
+    free(conn->part); /* not dispatched yet: no slot, no arena */
+    conn->part = NULL;
     if (conn->bev) {
         bufferevent_disable(conn->bev, EV_READ | EV_WRITE);
         bufferevent_setcb(conn->bev, NULL, NULL, NULL, NULL);
@@ -176,11 +205,32 @@ static size_t conn_pending(const sf_conn_t *conn) {
     return (conn->out ? evbuffer_get_length(conn->out) : 0) + conn->parked;
 }
 
+/* Start or stop reading requests (the own read event of a plaintext connection, the
+ * bufferevent's read side of a TLS one). */
+static void conn_read_enable(sf_conn_t *conn) {
+    if (conn->rdev) {
+        if (!conn->rd_on && event_add(conn->rdev, NULL) == 0)
+            conn->rd_on = 1;
+    } else if (conn->bev) {
+        bufferevent_enable(conn->bev, EV_READ);
+    }
+}
+
+static void conn_read_disable(sf_conn_t *conn) {
+    if (conn->rdev) {
+        if (conn->rd_on)
+            event_del(conn->rdev);
+        conn->rd_on = 0;
+    } else if (conn->bev) {
+        bufferevent_disable(conn->bev, EV_READ);
+    }
+}
+
 static void conn_pause(sf_conn_t *conn) {
     if (conn->paused || conn->dead)
         return;
     conn->paused = 1;
-    bufferevent_disable(conn->bev, EV_READ);
+    conn_read_disable(conn);
     conn_update_cbs(conn);
     sf_log(SF_LOG_DEBUG, "NET", "%s: reading paused (%zu requests in flight, %zu bytes queued)",
            conn->peer, conn->nslots, conn_pending(conn));
@@ -193,10 +243,14 @@ static void conn_maybe_resume(sf_conn_t *conn) {
         return;
     conn->paused = 0;
     conn_update_cbs(conn);
-    bufferevent_enable(conn->bev, EV_READ);
+    conn_read_enable(conn);
     /* Frames may already be waiting in the input buffer: process them from a fresh callback
      * (deferred), never from inside the answer that made room. */
-    bufferevent_trigger(conn->bev, EV_READ, BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
+    if (conn->rdev)
+        event_active(conn->rdev, EV_READ, 0);
+    else
+        bufferevent_trigger(conn->bev, EV_READ,
+                            BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
 }
 
 /* Once the close marker reached the head: close as soon as the output is written. */
@@ -254,9 +308,11 @@ static void conn_stop_reading(sf_conn_t *conn) {
     if (conn->dead || conn->closing)
         return;
     conn->closing = 1;
-    bufferevent_disable(conn->bev, EV_READ);
+    conn_read_disable(conn);
     in = bufferevent_get_input(conn->bev);
     evbuffer_drain(in, evbuffer_get_length(in));
+    free(conn->part);
+    conn->part = NULL;
 }
 
 /* Stop reading and close the connection after the responses already queued or pending. */
@@ -282,12 +338,74 @@ static void conn_set_read_low(sf_conn_t *conn, size_t low) {
     }
 }
 
-static void conn_process(sf_conn_t *conn) {
+/* Plaintext: ask the kernel to report the socket readable only once the bytes still missing
+ * from the current frame are there (when that is worth a system call). */
+static void conn_set_lowat(sf_conn_t *conn) {
+    size_t need = conn->part ? conn->part->frame_len - conn->part_got : conn->need;
+    int want = 1;
+    if (conn->dead || !conn->rdev || conn->closing)
+        return;
+    if (need >= SF_SERVER_LOWAT_MIN)
+        want = need > SF_SERVER_LOWAT_MAX ? SF_SERVER_LOWAT_MAX : (int)need;
+    if (want != conn->lowat) {
+        /* Best effort: without it the frame just takes more wake-ups. */
+        if (setsockopt(conn->fd, SOL_SOCKET, SO_RCVLOWAT, &want, sizeof(want)) < 0)
+            want = 1;
+        conn->lowat = want;
+    }
+}
+
+/* A whole frame in @req: decode its header and hand it to the dispatch function. Returns 0 to
+ * go on reading, -1 when the connection stopped reading (@req is freed or handed over). */
+static int conn_dispatch(sf_conn_t *conn, sf_req_t *req) {
     sf_server_t *srv = conn->srv;
+    int rc;
+    sf_rbuf_init(&req->body, req->frame, req->frame_len);
+    rc = sf_proto_RequestHeader_decode(&req->body, &req->hdr);
+    if (rc != SF_OK || req->body.err) {
+        sf_log(SF_LOG_INFO, "NET", "%s: request header does not decode; closing the connection",
+               conn->peer);
+        free(req);
+        conn_close_after_pending(conn);
+        return -1;
+    }
+    if (!(req->slot = conn_add_slot(conn, SLOT_PENDING))) {
+        free(req);
+        conn_kill(conn);
+        return -1;
+    }
+    sf_arena_init(&req->arena, SF_SERVER_ARENA_LIMIT(req->frame_len));
+    req->conn = conn;
+    conn->nreqs++;
+    srv->fn(req, srv->arg);
+    return conn->dead || conn->closing ? -1 : 0;
+}
+
+/* A request of @size bytes (already checked against the limits), uninitialised but for the
+ * frame pointer and length; NULL (and the connection killed) when out of memory. */
+static sf_req_t *conn_req_new(sf_conn_t *conn, int32_t size) {
+    sf_req_t *req = malloc(sizeof(*req) + (size_t)size);
+    if (!req) {
+        sf_log(SF_LOG_WARNING, "NET", "%s: out of memory for a %d-byte request; closing",
+               conn->peer, size);
+        conn_kill(conn);
+        return NULL;
+    }
+    memset(req, 0, sizeof(*req));
+    req->frame = (uint8_t *)(req + 1);
+    req->frame_len = (size_t)size;
+    return req;
+}
+
+/* Dispatch the whole frames waiting in the input buffer, in order. A partial frame stays there,
+ * except a large one on a plaintext connection: it moves to conn->part, whose remaining bytes
+ * conn_read_plain receives straight into the frame. */
+static void conn_process(sf_conn_t *conn) {
     struct evbuffer *in;
     size_t want = 0;
 
-    if (conn->dead || conn->closing || !srv)
+    conn->need = 0;
+    if (conn->dead || conn->closing || !conn->srv || conn->part)
         return;
     conn_busy(conn);
     in = bufferevent_get_input(conn->bev);
@@ -296,15 +414,16 @@ static void conn_process(sf_conn_t *conn) {
         int32_t size;
         size_t avail = evbuffer_get_length(in);
         sf_req_t *req;
-        int rc;
 
         if (conn->nslots >= SF_SERVER_MAX_INFLIGHT ||
             conn_pending(conn) > SF_SERVER_MAX_PENDING_OUTPUT) {
             conn_pause(conn);
             break;
         }
-        if (avail < 4)
+        if (avail < 4) {
+            conn->need = 4 - avail;
             break;
+        }
         evbuffer_copyout(in, szb, 4);
         size = (int32_t)sf_load_be32(szb);
         /* Checked before anything of that size is allocated. */
@@ -316,47 +435,117 @@ static void conn_process(sf_conn_t *conn) {
             break;
         }
         if (avail - 4 < (size_t)size) {
-            if ((size_t)size >= SF_SERVER_BIG_FRAME)
+            conn->need = (size_t)size - (avail - 4);
+            if (conn->rdev && (size_t)size >= SF_SERVER_DIRECT_MIN) {
+                /* Take what arrived; the rest is received into the frame itself. */
+                if (!(req = conn_req_new(conn, size)))
+                    break;
+                evbuffer_drain(in, 4);
+                if (avail > 4 && evbuffer_remove(in, req->frame, avail - 4) != (int)(avail - 4)) {
+                    free(req);
+                    conn_kill(conn);
+                    break;
+                }
+                conn->part = req;
+                conn->part_got = avail - 4;
+                conn->need = 0;
+            } else if ((size_t)size >= SF_SERVER_BIG_FRAME) {
                 want = 4 + (size_t)size;
+            }
             break;
         }
-        req = malloc(sizeof(*req) + (size_t)size);
-        if (!req) {
-            sf_log(SF_LOG_WARNING, "NET", "%s: out of memory for a %d-byte request; closing",
-                   conn->peer, size);
-            conn_kill(conn);
+        if (!(req = conn_req_new(conn, size)))
             break;
-        }
-        memset(req, 0, sizeof(*req));
-        req->frame = (uint8_t *)(req + 1);
-        req->frame_len = (size_t)size;
         evbuffer_drain(in, 4);
         if (evbuffer_remove(in, req->frame, (size_t)size) != (int)size) {
             free(req);
             conn_kill(conn);
             break;
         }
-        sf_rbuf_init(&req->body, req->frame, req->frame_len);
-        rc = sf_proto_RequestHeader_decode(&req->body, &req->hdr);
-        if (rc != SF_OK || req->body.err) {
-            sf_log(SF_LOG_INFO, "NET", "%s: request header does not decode; closing the connection",
-                   conn->peer);
-            free(req);
-            conn_close_after_pending(conn);
+        if (conn_dispatch(conn, req) < 0)
             break;
-        }
-        if (!(req->slot = conn_add_slot(conn, SLOT_PENDING))) {
-            free(req);
-            conn_kill(conn);
-            break;
-        }
-        sf_arena_init(&req->arena, SF_SERVER_ARENA_LIMIT(req->frame_len));
-        req->conn = conn;
-        conn->nreqs++;
-        srv->fn(req, srv->arg);
     }
-    if (!conn->dead)
+    if (!conn->dead && !conn->rdev)
         conn_set_read_low(conn, want);
+    conn_unbusy(conn);
+}
+
+/* What to do after a recv() that returned @n <= 0: RECV_RETRY (interrupted), RECV_WAIT
+ * (nothing to read now) or RECV_GONE (end of stream or error: the connection is closed). */
+enum { RECV_RETRY, RECV_WAIT, RECV_GONE };
+static int conn_recv_failed(sf_conn_t *conn, ssize_t n) {
+    if (n < 0 && errno == EINTR)
+        return RECV_RETRY;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return RECV_WAIT;
+    if (n < 0)
+        sf_log(SF_LOG_DEBUG, "NET", "%s: connection error: %s", conn->peer, strerror(errno));
+    conn_kill(conn);
+    return RECV_GONE;
+}
+
+/* Plaintext read event: receive into the input buffer (or straight into a large frame) and
+ * dispatch what is complete. */
+static void conn_read_plain(sf_conn_t *conn) {
+    struct evbuffer *in = bufferevent_get_input(conn->bev);
+    int round;
+
+    /* Frames left waiting while reading was paused come first. */
+    if (!conn->part && evbuffer_get_length(in) > 0)
+        conn_process(conn);
+    /* A bounded number of reads per wake-up keeps other connections served. */
+    for (round = 0; round < 16; round++) {
+        ssize_t n;
+        if (conn->dead || conn->closing || conn->paused || !conn->rd_on)
+            break;
+        if (conn->part) {
+            sf_req_t *req = conn->part;
+            size_t need = req->frame_len - conn->part_got;
+            n = recv(conn->fd, req->frame + conn->part_got, need, 0);
+            if (n <= 0) {
+                if (conn_recv_failed(conn, n) != RECV_RETRY)
+                    break;
+                continue;
+            }
+            conn->part_got += (size_t)n;
+            if ((size_t)n < need)
+                break; /* the socket is drained: wait for the rest */
+            conn->part = NULL;
+            if (conn_dispatch(conn, req) < 0)
+                break;
+            /* The next frame often follows at once: go on reading. */
+        } else {
+            struct evbuffer_iovec v;
+            if (evbuffer_reserve_space(in, SF_SERVER_READ_CHUNK, &v, 1) < 1) {
+                sf_log(SF_LOG_WARNING, "NET", "%s: out of memory reading; closing", conn->peer);
+                conn_kill(conn);
+                break;
+            }
+            n = recv(conn->fd, v.iov_base, v.iov_len, 0);
+            if (n <= 0) {
+                if (conn_recv_failed(conn, n) != RECV_RETRY)
+                    break;
+                continue;
+            }
+            v.iov_len = (size_t)n;
+            if (evbuffer_commit_space(in, &v, 1) < 0) {
+                conn_kill(conn);
+                break;
+            }
+            conn_process(conn);
+            if (!conn->part)
+                break; /* one read per wake-up, as libevent does */
+        }
+    }
+    conn_set_lowat(conn);
+}
+
+static void conn_rd_cb(evutil_socket_t fd, short what, void *arg) {
+    sf_conn_t *conn = arg;
+    (void)fd;
+    (void)what;
+    conn_busy(conn);
+    conn_read_plain(conn);
     conn_unbusy(conn);
 }
 
@@ -705,6 +894,18 @@ static void accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct soc
         free(conn);
         return;
     }
+    if (!l->tls) {
+        /* Requests are read with an own event (see conn_read_plain); the bufferevent writes. */
+        conn->fd = fd;
+        conn->lowat = 1;
+        conn->rdev = event_new(srv->base, fd, EV_READ | EV_PERSIST, conn_rd_cb, conn);
+        if (!conn->rdev) {
+            sf_log(SF_LOG_WARNING, "NET", "%s: cannot set up the connection; closing", conn->peer);
+            bufferevent_free(conn->bev); /* closes fd */
+            free(conn);
+            return;
+        }
+    }
     conn->out = bufferevent_get_output(conn->bev);
     conn->srv = srv;
     conn->next = srv->conns;
@@ -715,7 +916,8 @@ static void accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct soc
     bufferevent_set_max_single_read(conn->bev, SF_SERVER_MAX_READ);
     bufferevent_setwatermark(conn->bev, EV_WRITE, SF_SERVER_RESUME_OUTPUT, 0);
     conn_update_cbs(conn);
-    bufferevent_enable(conn->bev, EV_READ | EV_WRITE);
+    bufferevent_enable(conn->bev, EV_WRITE);
+    conn_read_enable(conn);
     sf_log(SF_LOG_DEBUG, "NET", "%s: connection accepted on %s", conn->peer, l->desc);
 }
 

@@ -1,6 +1,6 @@
 /* Cluster metadata in ZooKeeper (see cluster.h).
  *
- * The file has three parts: pure helpers (JSON codecs for every znode, uuids, Kafka's replica
+ * The file has three parts: pure functions (JSON codecs for every znode, uuids, Kafka's replica
  * placement), the immutable snapshot, and the running module (registration, controller
  * election, the watched metadata model, admin writes). */
 #include "cluster.h"
@@ -22,7 +22,7 @@
 #include "zk.h"
 
 /* ===================================================================================== */
-/* Pure helpers                                                                          */
+/* Pure functions                                                                        */
 /* ===================================================================================== */
 
 static int64_t now_ms(void) {
@@ -162,7 +162,7 @@ int sf_cluster_assign_replicas(const int32_t *brokers, int nbrokers, int32_t npa
     return SF_OK;
 }
 
-/* ---- JSON helpers ---- */
+/* ---- JSON utilities ---- */
 
 static char *dump(json_t *o) {
     char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;

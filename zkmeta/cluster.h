@@ -16,6 +16,12 @@
  *
  * Threading: everything runs on the event loop thread, except that snapshots are immutable and
  * reference counted (atomically), so they may be handed to and read from any thread.
+ *
+ * Sessions: the first snapshot is built from a complete load after registering. Watches (on
+ * /brokers/ids and /brokers/topics children, every broker, topic, partition state and topic
+ * config znode, and /controller) keep the model current; after a reconnect everything is read
+ * again, and after a session expiry the broker re-registers, re-elects and reloads. Meanwhile
+ * the last snapshot stays current.
  * User callbacks are always called from this module's own events, never from inside a
  * ZooKeeper completion; sf_cluster_free may be called from inside any of them. */
 #ifndef SF_CLUSTER_H
@@ -170,35 +176,47 @@ struct sf_zk *sf_cluster_zk(sf_cluster_t *cl);
  * controller_epoch = the current one) and /config/topics/<t>.
  * @assignment: npartitions * replication_factor broker ids (partition-major), or NULL for
  * Kafka's rack-unaware round-robin over the live brokers (random start index).
- * @configs: borrowed. Synchronous errors (callback not called): SF_ERR_INVALID (bad name,
+ * @configs: borrowed; entries with a NULL value are left out. Synchronous errors (callback
+ * not called): SF_ERR_INVALID (bad name,
  * npartitions < 1, replication_factor < 1, duplicate or negative ids in @assignment, or
  * replication_factor > live brokers when @assignment is NULL), SF_ERR_TOOLARGE (the multi-op
- * would exceed ZooKeeper's 1 MB request limit), SF_ERR_STATE (not ready). Asynchronous:
- * SF_OK, SF_ERR_EXISTS, SF_ERR_IO. */
+ * would exceed ZooKeeper's 1 MB request limit: ~3000 partitions, fewer with long names and
+ * chroots), SF_ERR_STATE (not ready: before on_ready or after a startup error).
+ * Asynchronous: SF_OK, SF_ERR_EXISTS, SF_ERR_IO. A config left by an earlier topic of the
+ * same name is overwritten. */
 int sf_cluster_topic_create(sf_cluster_t *cl, const char *topic, int32_t npartitions,
                             int16_t replication_factor, const int32_t *assignment,
                             const sf_cluster_config_entry_t *configs, int nconfigs,
                             sf_cluster_done_cb done, void *arg);
 /* Delete a topic in one multi-op: every partition state and partition node, the partitions
- * node, the topic node, its config and a pending /admin/delete_topics/<t>. Asynchronous:
- * SF_OK, SF_ERR_NOTFOUND, SF_ERR_IO. */
+ * node, the topic node, its config and a pending /admin/delete_topics/<t> (their names are
+ * read first; the multi-op is retried if they change meanwhile). Synchronous: SF_ERR_INVALID
+ * (bad name), SF_ERR_STATE (not ready). Asynchronous: SF_OK, SF_ERR_NOTFOUND, SF_ERR_IO. */
 int sf_cluster_topic_delete(sf_cluster_t *cl, const char *topic, sf_cluster_done_cb done,
                             void *arg);
 /* Grow a topic to @new_total partitions in one multi-op: a versioned rewrite of the topic
- * znode plus the new partition nodes and states (retried on a concurrent change).
- * @assignment: (new_total - current) * rf broker ids for the new partitions, where rf is the
- * replica count of partition 0, or NULL for Kafka's placement continuing from partition 0's
- * first replica. Asynchronous: SF_OK, SF_ERR_NOTFOUND, SF_ERR_INVALID (new_total not above the
- * current count, too few live brokers, bad assignment), SF_ERR_IO. */
+ * znode plus the new partition nodes and states (leader = first replica, isr = replicas,
+ * leader_epoch 0), retried on a concurrent change of the topic znode.
+ * @assignment: NULL for Kafka's placement over the live brokers, continuing from partition 0's
+ * first replica; or (new_total - current) * rf broker ids for the new partitions
+ * (partition-major), where current and rf (the replica count of partition 0) are taken from
+ * the current snapshot when the call is made (borrowed, copied before returning).
+ * Synchronous errors (callback not called): SF_ERR_INVALID (bad name, new_total < 2, bad
+ * @assignment), SF_ERR_NOTFOUND (@assignment given and the snapshot has no such topic),
+ * SF_ERR_STATE (not ready). Asynchronous: SF_OK, SF_ERR_NOTFOUND, SF_ERR_INVALID (new_total not
+ * above the current count, fewer live brokers than rf, or the count changed under an explicit
+ * @assignment), SF_ERR_IO. */
 int sf_cluster_partitions_add(sf_cluster_t *cl, const char *topic, int32_t new_total,
                               const int32_t *assignment, sf_cluster_done_cb done, void *arg);
-/* Replace a topic's whole config (AlterConfigs semantics) with @configs (borrowed), checking
- * in the same multi-op that the topic exists. Asynchronous: SF_OK, SF_ERR_NOTFOUND, SF_ERR_IO. */
+/* Replace a topic's whole config (AlterConfigs semantics) with @configs (borrowed; entries
+ * with a NULL value are left out), checking in the same multi-op that the topic exists.
+ * Synchronous: SF_ERR_INVALID (bad name or entry), SF_ERR_STATE (not ready).
+ * Asynchronous: SF_OK, SF_ERR_NOTFOUND, SF_ERR_IO. */
 int sf_cluster_topic_config_set(sf_cluster_t *cl, const char *topic,
                                 const sf_cluster_config_entry_t *configs, int n,
                                 sf_cluster_done_cb done, void *arg);
 
-/* ---- Pure helpers (no ZooKeeper), unit-tested ---- */
+/* ---- Pure functions (no ZooKeeper), unit-tested ---- */
 
 /* 1 if @name is a legal Kafka topic name: 1..249 chars of [a-zA-Z0-9._-], not "." or "..". */
 int sf_cluster_topic_name_valid(const char *name);

@@ -31,6 +31,9 @@
 /* ZooKeeper's default jute.maxbuffer is 1 MB - 1; a larger request makes the server drop the
  * connection. Keep a margin for the request header and the per-op framing we do not count. */
 #define ZK_MAX_REQUEST (1000 * 1000)
+/* Serialized size of one multi-op entry besides its path and data: header (type, done, err),
+ * two lengths, the open ACL ("world"/"anyone", perms) and the create flags. */
+#define ZK_OP_OVERHEAD 64
 /* Records dispatched per activation of the queue event before yielding to other events. */
 #define ZK_DISPATCH_BATCH 256
 
@@ -85,8 +88,10 @@ struct zk_req {
     } cb;
     void *arg;
     struct zk_watch *w;
-    /* Results, written by the completion thread before the push. */
-    int rc;
+    /* Results, written by the completion thread before the push. @rc may turn into
+     * ZSYSTEMERROR when copying a result fails; @wire_rc is what the client reported, and
+     * decides whether the client armed the watch. */
+    int rc, wire_rc;
     int has_stat;
     struct Stat stat;
     char *data;
@@ -129,7 +134,7 @@ struct sf_zk {
     struct zk_watch *watches; /* pending or active */
 };
 
-/* ---- helpers ---- */
+/* ---- utilities ---- */
 
 int sf_zk_err(int zrc) {
     switch (zrc) {
@@ -380,7 +385,7 @@ static struct zk_req *req_new(sf_zk_t *zk, int op, void *arg) {
     r->zk = zk;
     r->op = op;
     r->arg = arg;
-    r->rc = ZSYSTEMERROR;
+    r->rc = r->wire_rc = ZSYSTEMERROR;
     return r;
 }
 
@@ -456,6 +461,7 @@ static void c_data(int rc, const char *value, int value_len, const struct Stat *
                    const void *data) {
     struct zk_req *r = (struct zk_req *)data;
     r->rc = rc;
+    r->wire_rc = rc;
     if (rc == ZOK) {
         int n = value && value_len > 0 ? value_len : 0;
         r->data = malloc((size_t)n + 1);
@@ -479,6 +485,7 @@ static void c_children(int rc, const struct String_vector *strings, const struct
                        const void *data) {
     struct zk_req *r = (struct zk_req *)data;
     r->rc = rc;
+    r->wire_rc = rc;
     if (rc == ZOK) {
         int i, n = strings ? strings->count : 0;
         if (n > 0) {
@@ -505,6 +512,7 @@ static void c_children(int rc, const struct String_vector *strings, const struct
 static void c_stat(int rc, const struct Stat *stat, const void *data) {
     struct zk_req *r = (struct zk_req *)data;
     r->rc = rc;
+    r->wire_rc = rc;
     if (rc == ZOK && stat) {
         r->stat = *stat;
         r->has_stat = 1;
@@ -515,6 +523,7 @@ static void c_stat(int rc, const struct Stat *stat, const void *data) {
 static void c_create(int rc, const char *value, const struct Stat *stat, const void *data) {
     struct zk_req *r = (struct zk_req *)data;
     r->rc = rc;
+    r->wire_rc = rc;
     if (rc == ZOK) {
         if (value) {
             r->path = strdup(value);
@@ -532,6 +541,7 @@ static void c_create(int rc, const char *value, const struct Stat *stat, const v
 static void c_void(int rc, const void *data) {
     struct zk_req *r = (struct zk_req *)data;
     r->rc = rc;
+    r->wire_rc = rc;
     q_push(r->zk, &r->q);
 }
 
@@ -553,7 +563,7 @@ static void req_finish(sf_zk_t *zk, struct zk_req *r) {
     }
     if (r->w) {
         struct zk_watch *w = r->w;
-        int activated = r->rc == ZOK || (r->op == OP_EXISTS && r->rc == ZNONODE);
+        int activated = r->wire_rc == ZOK || (r->op == OP_EXISTS && r->wire_rc == ZNONODE);
         r->w = NULL;
         if (w->wstate == W_FIRED)
             watch_deliver(zk, w, w->event);
@@ -721,7 +731,9 @@ static void handle_close(sf_zk_t *zk, zhandle_t *zh, struct zk_conn *conn, uint6
         rnext = r->next;
         if (r->q.gen != gen)
             continue;
-        r->rc = zrc;
+        /* Never completed by the client, whose threads are gone: nothing it armed for this
+         * request can fire any more, so its watch is dropped. */
+        r->rc = r->wire_rc = zrc;
         r->has_stat = 0;
         req_finish(zk, r);
         /* Callbacks may have issued or completed other requests: rescan from the head. */
@@ -823,6 +835,9 @@ static void session_replace(sf_zk_t *zk) {
 
     sf_log(SF_LOG_WARNING, "ZK", "ZooKeeper session 0x%llx expired; opening a new session",
            (unsigned long long)zk->session_id);
+    /* Not connected from here on, also for the callbacks run by handle_close below;
+     * SF_ZK_EXPIRED is reported once they are done. */
+    zk->state = SF_ZK_DISCONNECTED;
     zk->gen++;
     if (handle_open(zk) != SF_OK) {
         zk->zh = NULL;
@@ -965,7 +980,7 @@ void sf_zk_free(sf_zk_t *zk) {
             dispatch(zk, e);
     }
     while (zk->reqs) {
-        zk->reqs->rc = ZCLOSING;
+        zk->reqs->rc = zk->reqs->wire_rc = ZCLOSING;
         req_finish(zk, zk->reqs);
     }
     while (zk->watches)
@@ -994,6 +1009,15 @@ static int usable(const sf_zk_t *zk) { return zk && zk->zh && !zk->dead && !zk->
 
 /* Hand a prepared request to the client; on a synchronous failure nothing is called back. */
 static int submit(sf_zk_t *zk, struct zk_req *r, int zrc) {
+    if (zrc == ZMARSHALLINGERROR) {
+        /* The client may have registered the completion before failing to queue the bytes:
+         * keep the record as an orphan that calls nobody back (finished by the client, or
+         * at close); the caller is told it failed. */
+        r->internal = R_PARENT;
+        if (r->w)
+            r->w->cb = NULL;
+        return SF_ERR_NOMEM;
+    }
     if (zrc != ZOK) {
         req_unlink(zk, r);
         if (r->w) {
@@ -1163,7 +1187,7 @@ int sf_zk_delete(sf_zk_t *zk, const char *path, int version, sf_zk_void_cb cb, v
 
 int sf_zk_multi(sf_zk_t *zk, const sf_zk_op_t *ops, int nops, sf_zk_multi_cb cb, void *arg) {
     struct zk_req *r;
-    size_t total = 0, off = 0;
+    size_t total = 0, off = 0, wire = 64;
     int i, rc;
     char *s;
 
@@ -1173,7 +1197,7 @@ int sf_zk_multi(sf_zk_t *zk, const sf_zk_op_t *ops, int nops, sf_zk_multi_cb cb,
         return SF_ERR_INVALID;
     for (i = 0; i < nops; i++) {
         const sf_zk_op_t *op = &ops[i];
-        size_t plen;
+        size_t plen, data = 0;
         if (!path_ok(op->path) || (op->data && op->datalen < 0))
             return SF_ERR_INVALID;
         if (op->type < SF_ZK_OP_CREATE || op->type > SF_ZK_OP_CHECK)
@@ -1181,13 +1205,15 @@ int sf_zk_multi(sf_zk_t *zk, const sf_zk_op_t *ops, int nops, sf_zk_multi_cb cb,
         if ((op->type == SF_ZK_OP_CREATE || op->type == SF_ZK_OP_DELETE) && !strcmp(op->path, "/"))
             return SF_ERR_INVALID;
         plen = zk->chroot_len + strlen(op->path) + 1;
-        total += plen;
+        if (op->data && (op->type == SF_ZK_OP_CREATE || op->type == SF_ZK_OP_SET))
+            data = (size_t)op->datalen;
+        /* on the wire: op header, path, data, and for creates the open ACL and flags */
+        wire += ZK_OP_OVERHEAD + plen + data;
+        total += plen + data;
         if (op->type == SF_ZK_OP_CREATE)
             total += plen + 16; /* created-path buffer (room for a sequence suffix) */
-        if (op->data && (op->type == SF_ZK_OP_CREATE || op->type == SF_ZK_OP_SET))
-            total += (size_t)op->datalen;
     }
-    if (total + (size_t)nops * 24 > ZK_MAX_REQUEST)
+    if (wire > ZK_MAX_REQUEST)
         return SF_ERR_TOOLARGE;
 
     r = req_new(zk, OP_MULTI, arg);

@@ -164,9 +164,11 @@ const char *sf_zk_hosts(const sf_zk_t *zk);
 const char *sf_zk_chroot(const sf_zk_t *zk);
 
 /* Asynchronous operations. @path is relative to the chroot and copied. Each returns SF_OK (the
- * callback will be called), SF_ERR_INVALID (bad path or arguments), SF_ERR_STATE (no session:
- * failed or being freed) or SF_ERR_NOMEM; requests issued while disconnected are queued by the
- * client and fail with SF_ERR_IO / ZCONNECTIONLOSS if the connection does not come back.
+ * callback will be called), SF_ERR_INVALID (bad path or arguments), SF_ERR_TOOLARGE (the
+ * request would exceed ZooKeeper's 1 MB jute.maxbuffer), SF_ERR_STATE (not started, failed, or
+ * being freed) or SF_ERR_NOMEM. Requests issued while disconnected are queued by the client;
+ * requests in flight when a connection drops fail with SF_ERR_IO / ZCONNECTIONLOSS (retry them
+ * after the next SF_ZK_CONNECTED).
  * @watch (may be NULL) sets a one-shot watch; @watch_arg is passed to it. */
 int sf_zk_get(sf_zk_t *zk, const char *path, sf_zk_watch_cb watch, void *watch_arg,
               sf_zk_data_cb cb, void *arg);

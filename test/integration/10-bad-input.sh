@@ -14,9 +14,11 @@ cd "$SF_TEST_DIR"
 # Long-lived clients: a producer fed through a FIFO and a consumer writing to a file.
 echo "first" | kc -P -t healthy || fail "creating the healthy topic"
 mkfifo "$SF_TMP/feed"
-sf_bg kc -P -t healthy -X linger.ms=0 <"$SF_TMP/feed"
+kc -P -t healthy -X linger.ms=0 <"$SF_TMP/feed" &
+SF_PIDS+=("$!")
 exec 7>"$SF_TMP/feed"
-sf_bg kc -C -t healthy -p 0 -o beginning -u -q -f '%s\n' >"$SF_TMP/consumed.txt"
+kc -C -t healthy -o beginning -u -q -f '%s\n' >"$SF_TMP/consumed.txt" &
+SF_PIDS+=("$!")
 healthy() {
     echo "alive-$1" >&7
     wait_until 30 "the long-lived clients to round-trip alive-$1" grep -qx "alive-$1" "$SF_TMP/consumed.txt"

@@ -92,6 +92,7 @@ port_open() {
 }
 
 # sf_bg CMD...: start CMD in the background, record its PID for cleanup; PID in $!.
+# (Redirections on the sf_bg call apply to the caller: for FIFOs use "cmd <fifo &" directly.)
 sf_bg() {
     "$@" &
     SF_PIDS+=("$!")

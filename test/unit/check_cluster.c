@@ -581,7 +581,7 @@ START_TEST(test_oversized_arrays) {
 }
 END_TEST
 
-START_TEST(test_helpers_limits) {
+START_TEST(test_misc_limits) {
     static const int32_t brokers[] = {1, 2};
     int32_t out[8];
     uint8_t u[16];
@@ -627,7 +627,7 @@ static Suite *cluster_suite(void) {
     tcase_add_test(limits, test_topic_wrong_types);
     tcase_add_test(limits, test_pstate_config_controller_wrong_types);
     tcase_add_test(limits, test_oversized_arrays);
-    tcase_add_test(limits, test_helpers_limits);
+    tcase_add_test(limits, test_misc_limits);
     tcase_set_timeout(limits, 60);
     suite_add_tcase(s, core);
     suite_add_tcase(s, limits);
