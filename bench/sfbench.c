@@ -375,6 +375,7 @@ static int cmd_suite(const struct bench_opts *in) {
     struct bench_opts o = *in;
     int rc = 0;
 
+    o.rate = 0; /* --rate paces only the latency step */
     o.topic = "sfbench-100";
     o.size = 100;
     rc |= cmd_produce(&o);

@@ -1,11 +1,14 @@
 /* streamflowd: the StreamFlow broker daemon. */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 #include <event2/thread.h>
@@ -43,8 +46,8 @@ static void usage(FILE *fp) {
     sf_brokercfg_print_keys(fp);
 }
 
-/* Validate what --check-config can check beyond the file itself without connecting anywhere:
- * the TLS material of SSL listeners. */
+/* --check-config validates, beyond the file itself and without connecting anywhere, the log
+ * directories and the TLS material of SSL listeners. */
 static int check_tls(const sf_brokercfg_t *cfg, char *errstr, size_t errstr_size) {
     size_t i;
     for (i = 0; i < cfg->nlisteners; i++) {
@@ -59,6 +62,46 @@ static int check_tls(const sf_brokercfg_t *cfg, char *errstr, size_t errstr_size
             }
             SSL_CTX_free(ctx);
             return SF_OK;
+        }
+    }
+    return SF_OK;
+}
+
+/* Each log directory must exist and be writable, or be creatable in an existing parent (the
+ * broker creates it at start). */
+static int check_log_dirs(const sf_brokercfg_t *cfg, char *errstr, size_t errstr_size) {
+    size_t i;
+    for (i = 0; i < cfg->nlog_dirs; i++) {
+        const char *dir = cfg->log_dirs[i];
+        char parent[512];
+        struct stat st;
+        char *slash;
+        if (stat(dir, &st) == 0) {
+            if (!S_ISDIR(st.st_mode)) {
+                snprintf(errstr, errstr_size, "%s: log.dirs: %s is not a directory", cfg->path, dir);
+                return SF_ERR_INVALID;
+            }
+            if (access(dir, W_OK | X_OK) != 0) {
+                snprintf(errstr, errstr_size, "%s: log.dirs: %s is not writable: %s", cfg->path,
+                         dir, strerror(errno));
+                return SF_ERR_INVALID;
+            }
+            continue;
+        }
+        snprintf(parent, sizeof(parent), "%s", dir);
+        slash = strrchr(parent, '/');
+        if (slash == parent)
+            slash[1] = '\0';
+        else if (slash)
+            *slash = '\0';
+        else
+            snprintf(parent, sizeof(parent), ".");
+        if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode) || access(parent, W_OK | X_OK) != 0) {
+            snprintf(errstr, errstr_size,
+                     "%s: log.dirs: %s does not exist and cannot be created (%s is missing or not "
+                     "writable)",
+                     cfg->path, dir, parent);
+            return SF_ERR_INVALID;
         }
     }
     return SF_OK;
@@ -131,7 +174,9 @@ int main(int argc, char **argv) {
         return 1;
     }
     if (check_only) {
-        int rc = check_tls(cfg, errstr, sizeof(errstr));
+        int rc = check_log_dirs(cfg, errstr, sizeof(errstr));
+        if (rc == SF_OK)
+            rc = check_tls(cfg, errstr, sizeof(errstr));
         sf_brokercfg_free(cfg);
         if (rc != SF_OK) {
             fprintf(stderr, "streamflowd: %s\n", errstr);

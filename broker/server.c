@@ -90,7 +90,7 @@ struct sf_server {
 struct sf_conn {
     sf_server_t *srv;         /* NULL once closed */
     sf_conn_t *prev, *next;   /* in srv->conns while open */
-    struct bufferevent *bev;  /* NULL once closed */
+    struct bufferevent *bev;  /* TLS connections; NULL once closed */
     char peer[INET6_ADDRSTRLEN + 10];
     char listener[16];
     int tls;
@@ -100,11 +100,15 @@ struct sf_conn {
     unsigned drop_output : 1; /* the close marker reached the head: close once output drains */
     unsigned paused : 1;      /* reading disabled by a cap */
     unsigned busy;            /* > 0 while inside our own code for this connection */
-    size_t read_low;          /* current read low-watermark (0 = none) */
-    /* Plaintext connections read with their own event (the bufferevent only writes). */
+    size_t read_low;          /* current read low-watermark (0 = none; TLS) */
+    /* Plaintext connections do their own socket I/O (no bufferevent): large frames are received
+     * straight into the request, and responses are written at once instead of waiting for
+     * a write event. */
     evutil_socket_t fd;
-    struct event *rdev;       /* NULL on TLS connections */
+    struct event *rdev, *wrev; /* plaintext read and write events; NULL once closed */
     unsigned rd_on : 1;       /* rdev is added */
+    unsigned wr_on : 1;       /* wrev is added (output the socket did not take yet) */
+    unsigned in_rd : 1;       /* inside the read callback: responses are written at its end */
     int lowat;                /* SO_RCVLOWAT in force (1 = the default) */
     size_t need;              /* bytes missing from the partial frame in the input buffer */
     sf_req_t *part;           /* a large frame being received straight into its buffer */
@@ -113,7 +117,8 @@ struct sf_conn {
     size_t nslots;  /* unanswered or unwritten requests (in-flight) */
     size_t nreqs;   /* requests the handler still holds */
     size_t parked;  /* bytes in slots answered before the ones ahead of them */
-    struct evbuffer *out; /* bufferevent_get_output(bev), cached */
+    /* Input and output: the bufferevent's (TLS) or owned (plaintext); NULL once closed. */
+    struct evbuffer *in, *out;
 };
 
 /* ------------------------------------------------------------------------------------------
@@ -125,21 +130,32 @@ static void conn_write_cb(struct bufferevent *bev, void *arg);
 static void conn_event_cb(struct bufferevent *bev, short what, void *arg);
 static void conn_process(sf_conn_t *conn);
 static void conn_rd_cb(evutil_socket_t fd, short what, void *arg);
+static void conn_wr_cb(evutil_socket_t fd, short what, void *arg);
 
 /* Close the socket now; the struct lives on until nothing refers to it (conn_unbusy). */
 static void conn_kill(sf_conn_t *conn) {
     if (conn->dead)
         return;
     conn->dead = 1;
-    if (conn->rdev) {
-        /* Before the bufferevent closes the descriptor. Freeing an event from inside its own
-         * callback is allowed. */
-        event_free(conn->rdev);
-        conn->rdev = NULL;
-        conn->rd_on = 0;
-    }
     free(conn->part); /* not dispatched yet: no slot, no arena */
     conn->part = NULL;
+    if (!conn->tls) {
+        /* Freeing an event from inside its own callback is allowed. The output's file
+         * segments release their log references here. */
+        if (conn->rdev)
+            event_free(conn->rdev);
+        if (conn->wrev)
+            event_free(conn->wrev);
+        conn->rdev = conn->wrev = NULL;
+        conn->rd_on = conn->wr_on = 0;
+        if (conn->in)
+            evbuffer_free(conn->in);
+        if (conn->out)
+            evbuffer_free(conn->out);
+        conn->in = conn->out = NULL;
+        evutil_closesocket(conn->fd);
+        conn->fd = -1;
+    }
     if (conn->bev) {
         bufferevent_disable(conn->bev, EV_READ | EV_WRITE);
         bufferevent_setcb(conn->bev, NULL, NULL, NULL, NULL);
@@ -147,7 +163,7 @@ static void conn_kill(sf_conn_t *conn) {
          * reference until the callback returns). */
         bufferevent_free(conn->bev);
         conn->bev = NULL;
-        conn->out = NULL;
+        conn->in = conn->out = NULL;
     }
     if (conn->srv) {
         sf_server_t *srv = conn->srv;
@@ -203,6 +219,44 @@ static void conn_update_cbs(sf_conn_t *conn) {
 
 static size_t conn_pending(const sf_conn_t *conn) {
     return (conn->out ? evbuffer_get_length(conn->out) : 0) + conn->parked;
+}
+
+/* Plaintext: write the output until it is empty or the socket is full; the write event stays
+ * added exactly while output is left. */
+static void conn_write_plain(sf_conn_t *conn) {
+    size_t left;
+    while ((left = evbuffer_get_length(conn->out)) > 0) {
+        /* writev of the memory chains, sendfile for a file segment */
+        int n = evbuffer_write(conn->out, conn->fd);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+            sf_log(SF_LOG_DEBUG, "NET", "%s: connection error: %s", conn->peer, strerror(errno));
+            conn_kill(conn);
+            return;
+        }
+        if (n <= 0)
+            break; /* the socket is full */
+    }
+    if (left && !conn->wr_on) {
+        if (event_add(conn->wrev, NULL) < 0) {
+            sf_log(SF_LOG_WARNING, "NET", "%s: cannot wait for the socket; closing", conn->peer);
+            conn_kill(conn);
+            return;
+        }
+        conn->wr_on = 1;
+    } else if (!left && conn->wr_on) {
+        event_del(conn->wrev);
+        conn->wr_on = 0;
+    }
+}
+
+/* Plaintext: write new output now, unless the write event is already waiting for room or the
+ * read callback will do it (so responses to one read go out together). */
+static void conn_send(sf_conn_t *conn) {
+    if (conn->tls || conn->dead || conn->wr_on || conn->in_rd)
+        return;
+    conn_write_plain(conn);
 }
 
 /* Start or stop reading requests (the own read event of a plaintext connection, the
@@ -284,6 +338,7 @@ static void conn_flush(sf_conn_t *conn) {
             conn->drop_output = 1;
         slot_free(conn, slot);
     }
+    conn_send(conn);
     conn_check_close(conn);
     conn_maybe_resume(conn);
 }
@@ -309,7 +364,7 @@ static void conn_stop_reading(sf_conn_t *conn) {
         return;
     conn->closing = 1;
     conn_read_disable(conn);
-    in = bufferevent_get_input(conn->bev);
+    in = conn->in;
     evbuffer_drain(in, evbuffer_get_length(in));
     free(conn->part);
     conn->part = NULL;
@@ -408,7 +463,7 @@ static void conn_process(sf_conn_t *conn) {
     if (conn->dead || conn->closing || !conn->srv || conn->part)
         return;
     conn_busy(conn);
-    in = bufferevent_get_input(conn->bev);
+    in = conn->in;
     while (!conn->dead && !conn->closing) {
         uint8_t szb[4];
         int32_t size;
@@ -487,7 +542,7 @@ static int conn_recv_failed(sf_conn_t *conn, ssize_t n) {
 /* Plaintext read event: receive into the input buffer (or straight into a large frame) and
  * dispatch what is complete. */
 static void conn_read_plain(sf_conn_t *conn) {
-    struct evbuffer *in = bufferevent_get_input(conn->bev);
+    struct evbuffer *in = conn->in;
     int round;
 
     /* Frames left waiting while reading was paused come first. */
@@ -545,7 +600,25 @@ static void conn_rd_cb(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
     conn_busy(conn);
+    conn->in_rd = 1;
     conn_read_plain(conn);
+    conn->in_rd = 0;
+    /* The responses to what was read (answered during the dispatch) go out together. */
+    conn_send(conn);
+    conn_check_close(conn);
+    conn_maybe_resume(conn);
+    conn_unbusy(conn);
+}
+
+static void conn_wr_cb(evutil_socket_t fd, short what, void *arg) {
+    sf_conn_t *conn = arg;
+    (void)fd;
+    (void)what;
+    conn_busy(conn);
+    if (!conn->dead)
+        conn_write_plain(conn);
+    conn_check_close(conn);
+    conn_maybe_resume(conn);
     conn_unbusy(conn);
 }
 
@@ -779,8 +852,12 @@ void sf_req_respond(sf_req_t *req, sf_wbuf_t *body) {
     } else if (conn->dead || conn->drop_output || !conn->srv) {
         release_splices(body, 0);
     } else {
-        /* The head slot writes straight to the socket buffer; a later one waits in its own. */
+        /* The head slot writes straight to the socket buffer; a later one waits in its own
+         * (which keeps file ranges as such on plaintext connections: it only ever drains into
+         * the output). */
         struct evbuffer *out = slot == conn->head ? conn->out : (slot->buf = evbuffer_new());
+        if (out && out == slot->buf && !conn->tls)
+            evbuffer_set_flags(out, EVBUFFER_FLAG_DRAINS_TO_FD);
         if (!out || write_response(conn, conn->srv, req, body, out) < 0) {
             if (!out)
                 release_splices(body, 0);
@@ -869,6 +946,7 @@ static void accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct soc
     snprintf(conn->listener, sizeof(conn->listener), "%s", l->name);
     conn->tls = l->tls;
     conn->max_request = srv->max_request;
+    conn->fd = fd;
     if (l->tls) {
         SSL *ssl = SSL_new(srv->ssl_ctx);
         if (!ssl) {
@@ -885,38 +963,51 @@ static void accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct soc
             bufferevent_openssl_set_allow_dirty_shutdown(conn->bev, 1);
         else
             SSL_free(ssl);
+        if (!conn->bev) {
+            sf_log(SF_LOG_WARNING, "NET", "%s: cannot set up the connection; closing",
+                   conn->peer);
+            evutil_closesocket(fd);
+            free(conn);
+            return;
+        }
+        conn->in = bufferevent_get_input(conn->bev);
+        conn->out = bufferevent_get_output(conn->bev);
+        bufferevent_set_max_single_read(conn->bev, SF_SERVER_MAX_READ);
+        bufferevent_setwatermark(conn->bev, EV_WRITE, SF_SERVER_RESUME_OUTPUT, 0);
+        conn_update_cbs(conn);
+        bufferevent_enable(conn->bev, EV_WRITE);
     } else {
-        conn->bev = bufferevent_socket_new(srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
-    }
-    if (!conn->bev) {
-        sf_log(SF_LOG_WARNING, "NET", "%s: cannot set up the connection; closing", conn->peer);
-        evutil_closesocket(fd);
-        free(conn);
-        return;
-    }
-    if (!l->tls) {
-        /* Requests are read with an own event (see conn_read_plain); the bufferevent writes. */
-        conn->fd = fd;
+        /* Own socket I/O: see conn_read_plain and conn_write_plain. */
         conn->lowat = 1;
         conn->rdev = event_new(srv->base, fd, EV_READ | EV_PERSIST, conn_rd_cb, conn);
-        if (!conn->rdev) {
-            sf_log(SF_LOG_WARNING, "NET", "%s: cannot set up the connection; closing", conn->peer);
-            bufferevent_free(conn->bev); /* closes fd */
+        conn->wrev = event_new(srv->base, fd, EV_WRITE | EV_PERSIST, conn_wr_cb, conn);
+        conn->in = evbuffer_new();
+        conn->out = evbuffer_new();
+        /* DRAINS_TO_FD: file segments added to the output stay file ranges (sendfile). */
+        if (!conn->rdev || !conn->wrev || !conn->in || !conn->out ||
+            evbuffer_set_flags(conn->out, EVBUFFER_FLAG_DRAINS_TO_FD) < 0 ||
+            evutil_make_socket_nonblocking(fd) < 0) {
+            sf_log(SF_LOG_WARNING, "NET", "%s: cannot set up the connection; closing",
+                   conn->peer);
+            if (conn->rdev)
+                event_free(conn->rdev);
+            if (conn->wrev)
+                event_free(conn->wrev);
+            if (conn->in)
+                evbuffer_free(conn->in);
+            if (conn->out)
+                evbuffer_free(conn->out);
+            evutil_closesocket(fd);
             free(conn);
             return;
         }
     }
-    conn->out = bufferevent_get_output(conn->bev);
     conn->srv = srv;
     conn->next = srv->conns;
     if (srv->conns)
         srv->conns->prev = conn;
     srv->conns = conn;
     srv->nconns++;
-    bufferevent_set_max_single_read(conn->bev, SF_SERVER_MAX_READ);
-    bufferevent_setwatermark(conn->bev, EV_WRITE, SF_SERVER_RESUME_OUTPUT, 0);
-    conn_update_cbs(conn);
-    bufferevent_enable(conn->bev, EV_WRITE);
     conn_read_enable(conn);
     sf_log(SF_LOG_DEBUG, "NET", "%s: connection accepted on %s", conn->peer, l->desc);
 }

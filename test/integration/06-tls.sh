@@ -32,7 +32,7 @@ out=$(kc -L -m 10 2>&1) || fail "kcat -L over plaintext failed: $out"
 grep -qF "broker 1 at 127.0.0.1:$p_plain" <<<"$out" || fail "Metadata over plaintext does not advertise 127.0.0.1:$p_plain: $out"
 
 # --- kcat round trip over TLS ------------------------------------------------------------
-seq -f 'key%05g:tls-record-%05g' 1 5000 >"$SF_TMP/in.txt"
+lines 'key%05d:tls-record-%05d' 5000 >"$SF_TMP/in.txt"
 ktls -P -t tls-kcat -K: <"$SF_TMP/in.txt" || fail "kcat produce over TLS"
 ktls -C -t tls-kcat -o beginning -e -q -f '%k:%s\n' | sort >"$SF_TMP/out-tls.txt" || fail "kcat consume over TLS"
 kc -C -t tls-kcat -o beginning -e -q -f '%k:%s\n' | sort >"$SF_TMP/out-plain.txt" || fail "kcat consume over plaintext"
@@ -87,7 +87,7 @@ if ktls -X "ssl.certificate.location=$pki/rogue-client.pem" -X "ssl.key.location
     fail "ssl.client.auth=required: a client certificate from a foreign CA was accepted"
 fi
 cert=(-X "ssl.certificate.location=$pki/client.pem" -X "ssl.key.location=$pki/client.key")
-seq -f 'mtls%05g:mutual-tls-%05g' 1 1000 >"$SF_TMP/in2.txt"
+lines 'mtls%05d:mutual-tls-%05d' 1000 >"$SF_TMP/in2.txt"
 ktls "${cert[@]}" -P -t tls-mutual -K: <"$SF_TMP/in2.txt" || fail "kcat produce with a client certificate"
 ktls "${cert[@]}" -C -t tls-mutual -o beginning -e -q -f '%k:%s\n' | sort >"$SF_TMP/out2.txt" ||
     fail "kcat consume with a client certificate"

@@ -41,14 +41,14 @@ cmp -s "$SF_TMP/before.txt" "$SF_TMP/after.txt" ||
 log "50,000 records identical after a clean restart"
 
 # New records continue each partition's offsets.
-seq -f 'n%05g:after-restart-%05g' 1 1000 | kc -P -t restart -K: || fail "producing after the restart"
+lines 'n%05d:after-restart-%05d' 1000 | kc -P -t restart -K: || fail "producing after the restart"
 dump >"$SF_TMP/after2.txt"
 check_dump "$SF_TMP/after2.txt" 51000 || fail "after producing 1,000 more"
 grep -c 'after-restart' "$SF_TMP/after2.txt" | grep -qx 1000 || fail "the 1,000 new records are not all there"
 
 # produce_and_read TAG: 100 records in, all of them read back.
 produce_and_read() {
-    seq -f "$1%05g:$1-%05g" 1 100 | kc -P -t restart -K: -X message.timeout.ms=30000 ||
+    lines "$1%05d:$1-%05d" 100 | kc -P -t restart -K: -X message.timeout.ms=30000 ||
         fail "producing ($1) failed"
     local n
     n=$(kc -C -t restart -o beginning -e -q -f '%s\n' | grep -c "^$1-" || true)

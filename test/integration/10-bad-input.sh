@@ -7,14 +7,24 @@
 # balloon, and the long-lived clients still produce and consume.
 . "$(dirname "$0")/lib.sh"
 need_cmd kcat
+need_py confluent_kafka
 start_zk
 start_broker b1
 cd "$SF_TEST_DIR"
 
-# Long-lived clients: a producer fed through a FIFO and a consumer writing to a file.
+# Long-lived clients: a producer fed line by line through a FIFO (confluent-kafka: kcat -P
+# reads its input in large blocks) and a kcat consumer writing to a file.
 echo "first" | kc -P -t healthy || fail "creating the healthy topic"
 mkfifo "$SF_TMP/feed"
-kc -P -t healthy -X linger.ms=0 <"$SF_TMP/feed" &
+"$PY" -c '
+import sys
+from confluent_kafka import Producer
+p = Producer({"bootstrap.servers": sys.argv[1], "broker.address.family": "v4", "linger.ms": 0})
+for line in iter(sys.stdin.buffer.readline, b""):
+    p.produce("healthy", line.rstrip(b"\n"))
+    if p.flush(30):
+        sys.exit("long-lived producer: record not delivered within 30s")
+' "$BOOTSTRAP" <"$SF_TMP/feed" &
 SF_PIDS+=("$!")
 exec 7>"$SF_TMP/feed"
 kc -C -t healthy -o beginning -u -q -f '%s\n' >"$SF_TMP/consumed.txt" &

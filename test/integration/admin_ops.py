@@ -98,7 +98,7 @@ check(raw is not None and json.loads(raw).get("config", {}).get("retention.ms") 
 expect_err(admin.create_topics([NewTopic("t3", 3, 1)], request_timeout=60),
            KafkaError.TOPIC_ALREADY_EXISTS, "CreateTopics(existing)")
 expect_err(admin.create_topics([NewTopic("bad/name", 1, 1)], request_timeout=60),
-           KafkaError.INVALID_TOPIC_EXCEPTION, "CreateTopics(bad/name)")
+           KafkaError.TOPIC_EXCEPTION, "CreateTopics(bad/name)")
 expect_err(admin.create_topics([NewTopic("too-many-replicas", 1, 3)], request_timeout=60),
            KafkaError.INVALID_REPLICATION_FACTOR, "CreateTopics(replication factor 3 on 1 broker)")
 expect_ok(admin.create_topics([NewTopic("validate-only", 2, 1)], validate_only=True,

@@ -4,7 +4,7 @@
 Used as a module (tests import it to send exact bytes) and as a command:
     kwire.py ready HOST:PORT [--broker-id N] [--tls --cafile F [--cert F --key F]]
         one probe: ApiVersions v0 answered without error, then Metadata v1 lists
-        broker N (if given); exit 0 if so, else 1 with the reason on stderr.
+        broker N and a controller (if N is given); exit 0 if so, else 1 with the reason.
     kwire.py apiversions HOST:PORT      print the advertised version ranges
 """
 import socket
@@ -316,9 +316,13 @@ def main(argv):
                 return 1
             if "--broker-id" in argv:
                 want = int(argv[argv.index("--broker-id") + 1])
-                brokers, _, _ = metadata_v1(conn, [])
+                brokers, controller, _ = metadata_v1(conn, [])
                 if want not in [b[0] for b in brokers]:
                     sys.stderr.write("Metadata lists brokers %s, not %d yet\n" % (brokers, want))
+                    return 1
+                # Admin clients (librdkafka) need a controller id in Metadata.
+                if controller < 0:
+                    sys.stderr.write("Metadata has no controller yet\n")
                     return 1
             return 0
         sys.stderr.write("kwire: unknown command %s\n" % cmd)

@@ -160,13 +160,32 @@ EOF
     if port_open "$port"; then
         fail "ZooKeeper port $port is already taken"
     fi
-    (cd "$dir" && exec java -Xmx256m -XX:+UseSerialGC -Dzookeeper.admin.enableServer=false \
+    local javacmd
+    javacmd=$(printf '%q ' java -Xmx256m -XX:+UseSerialGC -Dzookeeper.admin.enableServer=false \
         -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
-        -cp "$(zk_classpath "$dir")" org.apache.zookeeper.server.quorum.QuorumPeerMain "$dir/zoo.cfg") \
-        >>"$dir/zookeeper.log" 2>&1 &
+        -cp "$(zk_classpath "$dir")" org.apache.zookeeper.server.quorum.QuorumPeerMain "$dir/zoo.cfg")
+    (cd "$dir" && eval "exec $javacmd") >>"$dir/zookeeper.log" 2>&1 &
     pid=$!
     SF_PIDS+=("$pid")
     SF_ZK_PID[$name]=$pid
+    echo "$pid" >"$dir/zk.pid"
+    # $dir/restart.sh: SIGKILL this ZooKeeper and start it again (same port and data), for
+    # programs that restart ZooKeeper themselves (zkcheck --restart-cmd). The new PID goes to
+    # $dir/zk.pid and $SF_TMP/.pids (stopped by the cleanup).
+    cat >"$dir/restart.sh" <<RESTART
+#!/usr/bin/env bash
+set -e
+old=\$(cat "$dir/zk.pid")
+kill -KILL "\$old" 2>/dev/null || true
+# (the old process may stay a zombie of the test shell: wait for the port to close instead)
+while (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; do sleep 0.05; done
+cd "$dir"
+$javacmd >>"$dir/zookeeper.log" 2>&1 </dev/null &
+echo \$! >"$dir/zk.pid"
+echo \$! >>"$SF_TMP/.pids"
+exec "$PY" "$SF_TEST_DIR/zkq.py" 127.0.0.1:$port wait 30
+RESTART
+    chmod +x "$dir/restart.sh"
     if ! "$PY" "$SF_TEST_DIR/zkq.py" "127.0.0.1:$port" wait 60; then
         tail -n 20 "$dir/zookeeper.log" | sed 's/^/  zk| /'
         fail "ZooKeeper did not start on port $port"
@@ -214,7 +233,7 @@ write_config() {
         echo "listeners=PLAINTEXT://127.0.0.1:$(free_port)"
         echo "log.dirs=$dir/data"
         echo "zookeeper.connect=${ZK_CONNECT:-127.0.0.1:1/streamflow}"
-        echo "zookeeper.session.timeout.ms=10000"
+        echo "zookeeper.session.timeout.ms=6000"
         echo "num.partitions=1"
         echo "default.replication.factor=1"
         echo "auto.create.topics.enable=true"
@@ -339,6 +358,9 @@ broker_alive() {
 # broker_rss_kb NAME
 broker_rss_kb() { ps -o rss= -p "${SF_BROKER_PID[${1:-b1}]}" | tr -d ' '; }
 
+# lines FORMAT N: N lines, FORMAT (printf, every conversion a number) applied to 1..N.
+lines() { awk -v fmt="$1\n" -v n="$2" 'BEGIN { for (i = 1; i <= n; i++) printf fmt, i, i, i, i }'; }
+
 # kcat with the test bootstrap and IPv4 only; extra args follow.
 kc() { kcat -b "$BOOTSTRAP" -X broker.address.family=v4 "$@"; }
 
@@ -349,6 +371,10 @@ sf_cleanup() {
     local st=$? i pid
     trap - EXIT INT TERM
     set +e
+    # Processes started by helper scripts (not children of this shell) list their PIDs here.
+    if [[ -f $SF_TMP/.pids ]]; then
+        while read -r pid; do SF_PIDS+=("$pid"); done <"$SF_TMP/.pids"
+    fi
     # Stop in reverse start order: clients, then brokers, then ZooKeeper.
     for ((i = ${#SF_PIDS[@]} - 1; i >= 0; i--)); do
         pid=${SF_PIDS[$i]}

@@ -81,9 +81,11 @@ def produce(bootstrap, topic, records, extra=None, flush_every=None):
     return reports
 
 
-def partitions_of(bootstrap, topic, timeout=30):
+def partitions_of(bootstrap, topic, timeout=30, extra=None):
     """Partition ids of topic from Metadata (waits until the topic is known)."""
-    c = Consumer(base_conf(bootstrap, {"group.id": "sftest-meta"}))
+    conf = base_conf(bootstrap, {"group.id": "sftest-meta"})
+    conf.update(extra or {})
+    c = Consumer(conf)
     try:
         deadline = time.time() + timeout
         while True:
@@ -108,7 +110,7 @@ def consume_all(bootstrap, topic, partitions=None, timeout=120, extra=None):
     c = Consumer(conf)
     try:
         if partitions is None:
-            partitions = partitions_of(bootstrap, topic)
+            partitions = partitions_of(bootstrap, topic, extra=extra)
         hw = {}
         for p in partitions:
             lo, hi = c.get_watermark_offsets(TopicPartition(topic, p), timeout=10, cached=False)
