@@ -19,14 +19,18 @@
 #define ADMIN_MAX_WAIT_MS 30000
 /* Longest a fetch may wait, whatever the client asks. */
 #define FETCH_MAX_WAIT_MS 60000
+/* Longest a Metadata request waits for a controller to be elected. */
+#define METADATA_MAX_WAIT_MS 3000
 
 typedef struct fetch_wait fetch_wait_t;
 typedef struct admin_op admin_op_t;
+typedef struct metadata_wait metadata_wait_t;
 
 struct sf_handler {
     sf_broker_t *b;
     fetch_wait_t *fetches; /* parked long-poll fetches */
     admin_op_t *admins;    /* admin requests waiting for ZooKeeper or the metadata */
+    metadata_wait_t *metadata_waits; /* Metadata requests waiting for a controller */
     struct event *wake_ev; /* re-evaluates parked fetches after appends */
     int wake_pending;
 };
@@ -38,6 +42,15 @@ struct fetch_wait {
     sf_proto_FetchRequest_t freq;
     struct event *timer;
     fetch_wait_t *prev, *next;
+};
+
+/* A Metadata request waiting for a controller. */
+struct metadata_wait {
+    sf_handler_t *h;
+    sf_req_t *req;
+    sf_proto_MetadataRequest_t mreq;
+    struct event *timer;
+    metadata_wait_t *prev, *next;
 };
 
 typedef enum { ADMIN_CREATE, ADMIN_DELETE, ADMIN_PARTITIONS } admin_kind_t;
@@ -275,21 +288,16 @@ static int fill_topic_metadata(sf_req_t *req, sf_cluster_snapshot_t *snap,
     return SF_OK;
 }
 
-static void handle_Metadata(sf_handler_t *h, sf_req_t *req) {
+static void metadata_answer(sf_handler_t *h, sf_req_t *req,
+                            const sf_proto_MetadataRequest_t *mreq) {
     int16_t ver = req->hdr.RequestApiVersion;
     const sf_brokercfg_t *cfg = sf_broker_cfg(h->b);
     sf_cluster_snapshot_t *snap = sf_broker_snapshot(h->b);
     const char *listener = sf_conn_listener(req->conn);
-    sf_proto_MetadataRequest_t mreq;
     sf_proto_MetadataResponse_t resp;
     sf_wbuf_t wb;
-    int rc, i, nb = 0;
+    int i, nb = 0;
 
-    rc = sf_proto_MetadataRequest_decode(&req->body, ver, &req->arena, &mreq);
-    if (rc != SF_OK) {
-        reject_malformed(req, rc);
-        return;
-    }
     memset(&resp, 0, sizeof(resp));
     resp.ControllerId = snap ? snap->controller_id : -1;
     resp.ClusterId = snap && snap->cluster_id ? sf_slice_cstr(snap->cluster_id) : sf_slice_cstr(NULL);
@@ -335,7 +343,7 @@ static void handle_Metadata(sf_handler_t *h, sf_req_t *req) {
     }
     resp.BrokersCount = nb;
 
-    if (mreq.TopicsCount < 0) {
+    if (mreq->TopicsCount < 0) {
         int n = snap ? snap->ntopics : 0;
         resp.Topics = sf_arena_calloc(&req->arena, (size_t)n + 1, sizeof(*resp.Topics));
         if (!resp.Topics)
@@ -345,15 +353,15 @@ static void handle_Metadata(sf_handler_t *h, sf_req_t *req) {
                 goto nomem;
         resp.TopicsCount = n;
     } else {
-        int allow = cfg->auto_create_topics_enable && (ver < 4 || mreq.AllowAutoTopicCreation);
-        resp.Topics = sf_arena_calloc(&req->arena, (size_t)mreq.TopicsCount + 1, sizeof(*resp.Topics));
+        int allow = cfg->auto_create_topics_enable && (ver < 4 || mreq->AllowAutoTopicCreation);
+        resp.Topics = sf_arena_calloc(&req->arena, (size_t)mreq->TopicsCount + 1, sizeof(*resp.Topics));
         if (!resp.Topics)
             goto nomem;
-        for (i = 0; i < mreq.TopicsCount; i++) {
+        for (i = 0; i < mreq->TopicsCount; i++) {
             sf_proto_MetadataResponse_Topic_t *mt = &resp.Topics[i];
-            char *name = arena_str(req, mreq.Topics[i].Name);
+            char *name = arena_str(req, mreq->Topics[i].Name);
             const sf_cluster_topic_t *t = name && snap ? sf_cluster_snapshot_topic(snap, name) : NULL;
-            mt->Name = mreq.Topics[i].Name;
+            mt->Name = mreq->Topics[i].Name;
             mt->TopicAuthorizedOperations = INT32_MIN;
             if (t) {
                 if (fill_topic_metadata(req, snap, t, mt) != SF_OK)
@@ -366,7 +374,7 @@ static void handle_Metadata(sf_handler_t *h, sf_req_t *req) {
                 mt->ErrorCode = SF_KERR_UNKNOWN_TOPIC_OR_PARTITION;
             }
         }
-        resp.TopicsCount = mreq.TopicsCount;
+        resp.TopicsCount = mreq->TopicsCount;
     }
     sf_wbuf_init(&wb);
     sf_proto_MetadataResponse_encode(&wb, ver, &resp);
@@ -374,6 +382,64 @@ static void handle_Metadata(sf_handler_t *h, sf_req_t *req) {
     return;
 nomem:
     sf_req_close(req);
+}
+
+static void metadata_wait_free(metadata_wait_t *mw) {
+    sf_handler_t *h = mw->h;
+    if (mw->prev)
+        mw->prev->next = mw->next;
+    else
+        h->metadata_waits = mw->next;
+    if (mw->next)
+        mw->next->prev = mw->prev;
+    event_free(mw->timer);
+    free(mw);
+}
+
+static void metadata_timeout_cb(evutil_socket_t fd, short what, void *arg) {
+    metadata_wait_t *mw = arg;
+    (void)fd;
+    (void)what;
+    metadata_answer(mw->h, mw->req, &mw->mreq);
+    metadata_wait_free(mw);
+}
+
+/* Right after start the broker is registered a moment before a controller is elected; admin
+ * clients that see no controller give up, so hold Metadata requests until there is one. */
+static int metadata_ready(sf_handler_t *h) {
+    sf_cluster_snapshot_t *snap = sf_broker_snapshot(h->b);
+    return snap && snap->controller_id >= 0;
+}
+
+static void handle_Metadata(sf_handler_t *h, sf_req_t *req) {
+    sf_proto_MetadataRequest_t mreq;
+    metadata_wait_t *mw;
+    struct timeval tv = {METADATA_MAX_WAIT_MS / 1000, (METADATA_MAX_WAIT_MS % 1000) * 1000};
+    int rc;
+
+    rc = sf_proto_MetadataRequest_decode(&req->body, req->hdr.RequestApiVersion, &req->arena, &mreq);
+    if (rc != SF_OK) {
+        reject_malformed(req, rc);
+        return;
+    }
+    if (metadata_ready(h) || !(mw = calloc(1, sizeof(*mw)))) {
+        metadata_answer(h, req, &mreq);
+        return;
+    }
+    mw->h = h;
+    mw->req = req;
+    mw->mreq = mreq;
+    mw->timer = evtimer_new(sf_broker_base(h->b), metadata_timeout_cb, mw);
+    if (!mw->timer) {
+        free(mw);
+        metadata_answer(h, req, &mreq);
+        return;
+    }
+    evtimer_add(mw->timer, &tv);
+    mw->next = h->metadata_waits;
+    if (h->metadata_waits)
+        h->metadata_waits->prev = mw;
+    h->metadata_waits = mw;
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -1318,6 +1384,11 @@ void sf_handler_dispatch(sf_req_t *req, void *arg) {
 
 void sf_handler_on_snapshot(sf_handler_t *h) {
     admin_op_t *op, *next;
+    while (h->metadata_waits && metadata_ready(h)) {
+        metadata_wait_t *mw = h->metadata_waits;
+        metadata_answer(h, mw->req, &mw->mreq);
+        metadata_wait_free(mw);
+    }
     for (op = h->admins; op; op = next) {
         next = op->next;
         admin_check(op, 0);
@@ -1341,6 +1412,11 @@ void sf_handler_free(sf_handler_t *h) {
     admin_op_t *op, *next;
     if (!h)
         return;
+    while (h->metadata_waits) {
+        metadata_wait_t *mw = h->metadata_waits;
+        metadata_answer(h, mw->req, &mw->mreq);
+        metadata_wait_free(mw);
+    }
     while (h->fetches) {
         fetch_wait_t *fw = h->fetches;
         fetch_try(h, fw->req, &fw->freq, 1);

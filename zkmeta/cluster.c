@@ -1006,7 +1006,8 @@ static void fail(sf_cluster_t *cl, int err, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(n->msg, sizeof(n->msg), fmt, ap);
     va_end(ap);
-    sf_log(SF_LOG_ERR, "ZK", "%s", n->msg);
+    /* The owner reports it (on_ready): one line for the operator. */
+    sf_log(SF_LOG_DEBUG, "ZK", "%s", n->msg);
     notify_push(cl, n);
 }
 
