@@ -17,6 +17,8 @@
 #include "logging.h"
 
 #define BATCHES_ON_STACK 32
+/* Disk blocks reserved ahead of the appends to the active segment (sf_segment_preallocate). */
+#define SF_LOG_PREALLOC_BYTES (8 * 1024 * 1024)
 
 struct sf_log {
     pthread_mutex_t mu;       /* segment list, offsets, indexes, counters */
@@ -477,6 +479,18 @@ int sf_log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_ms,
         if (rc != SF_OK) {
             pthread_mutex_unlock(&log->mu);
             goto out;
+        }
+    }
+    {
+        /* Reserve blocks ahead of the appends (never past the segment size limit, so a
+         * segment rolled for size keeps little or nothing of it). */
+        sf_segment_t *seg = active_seg(log);
+        if (seg->size + (int64_t)len > seg->prealloc_end) {
+            int64_t upto = seg->size + (int64_t)len + SF_LOG_PREALLOC_BYTES;
+            int64_t lim = segment_limit(log);
+            if (upto > lim)
+                upto = seg->size + (int64_t)len > lim ? seg->size + (int64_t)len : lim;
+            sf_segment_preallocate(seg, upto);
         }
     }
     rc = sf_segment_append(active_seg(log), batches, len, bv, nb, now_ms, index_interval(log));

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -18,6 +19,9 @@
 
 #define SCAN_CHUNK (1 << 20) /* recovery / rebuild read size */
 #define HDR_CHUNK 8192       /* header scan read size on the read path */
+/* statfs f_type of the file systems that keep file data in memory (no block reservations). */
+#define TMPFS_MAGIC_NUMBER 0x01021994
+#define RAMFS_MAGIC_NUMBER 0x858458f6
 
 /* ---- index arrays ---- */
 
@@ -427,6 +431,7 @@ static int cut_tail(sf_segment_t *seg, int64_t valid_end, const char *why) {
         sf_log(SF_LOG_ERR, "STORAGE", "cannot truncate %s.log: %s", seg->path, strerror(errno));
         return SF_ERR_IO;
     }
+    seg->prealloc_end = 0; /* the truncation dropped any reservation past the end */
     seg->size = valid_end;
     if (seg->synced_size > valid_end)
         seg->synced_size = valid_end;
@@ -691,6 +696,7 @@ int sf_segment_append(sf_segment_t *seg, const uint8_t *buf, size_t len,
         if (ftruncate(seg->fd, (off_t)seg->size) < 0)
             sf_log(SF_LOG_ERR, "STORAGE", "cannot truncate %s.log back: %s", seg->path,
                    strerror(errno));
+        seg->prealloc_end = 0;
         errno = e;
         return SF_ERR_IO;
     }
@@ -703,6 +709,27 @@ int sf_segment_append(sf_segment_t *seg, const uint8_t *buf, size_t len,
     if (seg->roll_base_ms < 0)
         seg->roll_base_ms = now_ms;
     return SF_OK;
+}
+
+void sf_segment_preallocate(sf_segment_t *seg, int64_t upto) {
+    int64_t from = seg->prealloc_end > seg->size ? seg->prealloc_end : seg->size;
+    struct statfs sfs;
+    if (seg->prealloc_off || seg->sealed || upto <= from)
+        return;
+    if (seg->prealloc_end == 0 && fstatfs(seg->fd, &sfs) == 0 &&
+        ((unsigned long)sfs.f_type == TMPFS_MAGIC_NUMBER ||
+         (unsigned long)sfs.f_type == RAMFS_MAGIC_NUMBER)) {
+        seg->prealloc_off = 1;
+        return;
+    }
+    if (fallocate(seg->fd, FALLOC_FL_KEEP_SIZE, (off_t)from, (off_t)(upto - from)) < 0) {
+        /* Unsupported, or no space: appends work as without it (and report ENOSPC). */
+        sf_log(SF_LOG_DEBUG, "STORAGE", "%s.log: no block reservation: %s", seg->path,
+               strerror(errno));
+        seg->prealloc_off = 1;
+        return;
+    }
+    seg->prealloc_end = upto;
 }
 
 /* ---- lookups ---- */
@@ -838,10 +865,29 @@ int sf_segment_extent(const sf_segment_t *seg, int64_t pos, int64_t end_pos, int
 
 /* ---- lifecycle ---- */
 
+/* Give back the blocks reserved past the end of the .log (sf_segment_preallocate; also those
+ * a run before a crash left): a truncation to the same size drops them. The modification time
+ * stays what the last append made it (it stands in for the largest timestamp when batches
+ * carry none). */
+static void prealloc_release(sf_segment_t *seg) {
+    struct stat st;
+    if (fstat(seg->fd, &st) < 0)
+        return;
+    if (seg->prealloc_end > 0 || (int64_t)st.st_blocks * 512 >= st.st_size + 2 * st.st_blksize) {
+        struct timespec times[2];
+        times[0] = st.st_atim;
+        times[1] = st.st_mtim;
+        if (ftruncate(seg->fd, st.st_size) == 0)
+            (void)futimens(seg->fd, times);
+    }
+    seg->prealloc_end = 0;
+}
+
 int sf_segment_seal(sf_segment_t *seg) {
     int rc;
     if (seg->sealed)
         return SF_OK;
+    prealloc_release(seg);
     if (seg->max_timestamp >= 0 && seg->tidx.loaded && !seg->tidx.mapped &&
         (seg->tidx.n == 0 || seg->max_timestamp > tidx_ts(&seg->tidx, seg->tidx.n - 1))) {
         uint8_t e[SF_SEGMENT_TIME_ENTRY_SIZE];

@@ -49,6 +49,8 @@ typedef struct sf_segment {
     int sealed;                 /* no more appends (a newer segment exists) */
     int index_unsynced;         /* index bytes written to the files but not fsynced */
     int deleted;                /* files unlinked (retention, deletion, recovery) */
+    int64_t prealloc_end;       /* disk blocks are reserved up to here (sf_segment_preallocate) */
+    int prealloc_off;           /* the file system does not take (or gain from) reservations */
     sf_segment_index_t oidx;    /* offset index */
     sf_segment_index_t tidx;    /* time index */
 } sf_segment_t;
@@ -60,6 +62,15 @@ typedef struct sf_segment_batch {
     int64_t max_timestamp;
     size_t size;
 } sf_segment_batch_t;
+
+/* Reserve disk blocks for the range [size, @upto) of the .log file ahead of appends
+ * (fallocate FALLOC_FL_KEEP_SIZE: the file's size and contents do not change, nor does
+ * anything readers or recovery see), so that appends into it skip the file system's per-block
+ * delayed-allocation work. Best effort and idempotent: failures are ignored (and turn it off
+ * for the segment), as are file systems that keep data in memory (tmpfs), where a reservation
+ * would hold memory. Truncations drop what lies past the new end, and sealing gives back what
+ * is left. Loop thread only. */
+void sf_segment_preallocate(sf_segment_t *seg, int64_t upto);
 
 /* Create a new empty segment (files created, truncated if present) at @base_offset in @dir.
  * @return SF_OK and *@segp (one reference, the caller's), SF_ERR_IO or SF_ERR_NOMEM. */

@@ -32,10 +32,10 @@
 #define SF_SERVER_RESUME_OUTPUT (SF_SERVER_MAX_PENDING_OUTPUT / 2)
 /* Response bodies at least this large are handed to libevent by reference instead of copied. */
 #define SF_SERVER_REF_MIN (16 * 1024)
-/* Frames at least this large set a read low-watermark so the read callback runs once per frame
- * instead of once per socket read. */
+/* TLS connections: frames at least this large set a read low-watermark so the read callback
+ * runs once per frame instead of once per socket read. */
 #define SF_SERVER_BIG_FRAME (64 * 1024)
-/* Largest single socket read (libevent's default is 16 KiB). */
+/* TLS connections: largest single socket read (libevent's default is 16 KiB). */
 #define SF_SERVER_MAX_READ (256 * 1024)
 /* Plaintext connections: bytes asked for by one read into the input buffer. */
 #define SF_SERVER_READ_CHUNK (64 * 1024)
@@ -209,7 +209,7 @@ static void conn_unbusy(sf_conn_t *conn) {
         conn_free(conn);
 }
 
-/* The write callback is only needed while paused or while waiting to close. */
+/* TLS: the write callback is only needed while paused or while waiting to close. */
 static void conn_update_cbs(sf_conn_t *conn) {
     if (conn->bev)
         bufferevent_setcb(conn->bev, conn_read_cb,

@@ -7,6 +7,80 @@
 
 static uint32_t table[8][256];
 static int have_sse42;
+
+#if defined(__x86_64__)
+/* The hardware path runs three independent CRC streams (the crc32 instruction has a latency of
+ * three cycles but a throughput of one per cycle) over adjacent blocks, then shifts each
+ * partial CRC over the following block's length with these tables and combines them. */
+#define SF_CRC_LONG 8192
+#define SF_CRC_SHORT 256
+static uint32_t shift_long[4][256];
+static uint32_t shift_short[4][256];
+
+/* Multiply @vec by the 32x32 GF(2) matrix @mat. */
+static uint32_t gf2_times(const uint32_t *mat, uint32_t vec) {
+    uint32_t sum = 0;
+    while (vec) {
+        if (vec & 1)
+            sum ^= *mat;
+        vec >>= 1;
+        mat++;
+    }
+    return sum;
+}
+
+static void gf2_square(uint32_t *square, const uint32_t *mat) {
+    int n;
+    for (n = 0; n < 32; n++)
+        square[n] = gf2_times(mat, mat[n]);
+}
+
+/* The operator that extends a CRC over @len zero bytes, as tables for each byte of a CRC. */
+static void zeros_table(uint32_t zeros[4][256], size_t len) {
+    uint32_t op[32], even[32], odd[32], *a, *b, *t, row = 1;
+    uint32_t n;
+    int i;
+    odd[0] = POLY; /* the operator for one zero bit */
+    for (i = 1; i < 32; i++) {
+        odd[i] = row;
+        row <<= 1;
+    }
+    gf2_square(even, odd); /* two zero bits */
+    gf2_square(odd, even); /* four zero bits */
+    gf2_square(even, odd); /* eight zero bits: one zero byte */
+    /* op = product of the operators for 2^k zero bytes over the bits k set in @len. */
+    a = even;
+    b = odd;
+    for (i = 0; i < 32; i++)
+        op[i] = 1u << i; /* identity */
+    while (len) {
+        if (len & 1) {
+            uint32_t tmp[32];
+            for (i = 0; i < 32; i++)
+                tmp[i] = gf2_times(a, op[i]);
+            memcpy(op, tmp, sizeof(op));
+        }
+        len >>= 1;
+        if (!len)
+            break;
+        gf2_square(b, a);
+        t = a;
+        a = b;
+        b = t;
+    }
+    for (n = 0; n < 256; n++) {
+        zeros[0][n] = gf2_times(op, n);
+        zeros[1][n] = gf2_times(op, n << 8);
+        zeros[2][n] = gf2_times(op, n << 16);
+        zeros[3][n] = gf2_times(op, n << 24);
+    }
+}
+
+static uint32_t crc_shift(uint32_t zeros[4][256], uint32_t crc) {
+    return zeros[0][crc & 0xff] ^ zeros[1][(crc >> 8) & 0xff] ^ zeros[2][(crc >> 16) & 0xff] ^
+           zeros[3][crc >> 24];
+}
+#endif
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
 static void init(void) {
@@ -23,6 +97,8 @@ static void init(void) {
 #if defined(__x86_64__)
     __builtin_cpu_init();
     have_sse42 = __builtin_cpu_supports("sse4.2");
+    zeros_table(shift_long, SF_CRC_LONG);
+    zeros_table(shift_short, SF_CRC_SHORT);
 #endif
 }
 
@@ -54,6 +130,42 @@ __attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t crc, const 
     while (len && ((uintptr_t)p & 7)) {
         c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
         len--;
+    }
+    while (len >= 3 * SF_CRC_LONG) {
+        uint64_t c1 = 0, c2 = 0;
+        const uint8_t *end = p + SF_CRC_LONG;
+        do {
+            uint64_t w0, w1, w2;
+            memcpy(&w0, p, 8);
+            memcpy(&w1, p + SF_CRC_LONG, 8);
+            memcpy(&w2, p + 2 * SF_CRC_LONG, 8);
+            c = __builtin_ia32_crc32di(c, w0);
+            c1 = __builtin_ia32_crc32di(c1, w1);
+            c2 = __builtin_ia32_crc32di(c2, w2);
+            p += 8;
+        } while (p < end);
+        c = crc_shift(shift_long, (uint32_t)c) ^ (uint32_t)c1;
+        c = crc_shift(shift_long, (uint32_t)c) ^ (uint32_t)c2;
+        p += 2 * SF_CRC_LONG;
+        len -= 3 * SF_CRC_LONG;
+    }
+    while (len >= 3 * SF_CRC_SHORT) {
+        uint64_t c1 = 0, c2 = 0;
+        const uint8_t *end = p + SF_CRC_SHORT;
+        do {
+            uint64_t w0, w1, w2;
+            memcpy(&w0, p, 8);
+            memcpy(&w1, p + SF_CRC_SHORT, 8);
+            memcpy(&w2, p + 2 * SF_CRC_SHORT, 8);
+            c = __builtin_ia32_crc32di(c, w0);
+            c1 = __builtin_ia32_crc32di(c1, w1);
+            c2 = __builtin_ia32_crc32di(c2, w2);
+            p += 8;
+        } while (p < end);
+        c = crc_shift(shift_short, (uint32_t)c) ^ (uint32_t)c1;
+        c = crc_shift(shift_short, (uint32_t)c) ^ (uint32_t)c2;
+        p += 2 * SF_CRC_SHORT;
+        len -= 3 * SF_CRC_SHORT;
     }
     while (len >= 8) {
         uint64_t w;

@@ -64,26 +64,47 @@ static inline int fast_uvarint(const uint8_t **pp, const uint8_t *end, int maxby
     return 0;
 }
 
-/* A zig-zag varint (32-bit). */
-static inline int fast_varint(const uint8_t **pp, const uint8_t *end, int32_t *out) {
-    uint64_t u;
-    if (!fast_uvarint(pp, end, 5, &u))
-        return 0;
-    *out = (int32_t)((uint32_t)(u >> 1) ^ -(uint32_t)(u & 1));
-    return 1;
+/* The record walk reads varints raw (still zig-zag encoded: 2v for v >= 0, 1 for -1, other
+ * negatives odd). A result carries the position after the varint, NULL when it is malformed;
+ * it is returned by value so the walk's cursor stays in a register. */
+typedef struct rec_varint {
+    const uint8_t *p;
+    uint64_t v;
+} rec_varint_t;
+
+/* Any varint, with fast_uvarint's limits; kept out of line. */
+static __attribute__((noinline)) rec_varint_t rec_varint_slow(const uint8_t *p, const uint8_t *end,
+                                                              int maxbytes) {
+    rec_varint_t r = {NULL, 0};
+    if (fast_uvarint(&p, end, maxbytes, &r.v))
+        r.p = p;
+    return r;
 }
 
-/* Skip varint-length bytes (-1 null allowed only if @nullable). */
-static inline int fast_skip_varbytes(const uint8_t **pp, const uint8_t *end, int nullable) {
-    int32_t n;
-    if (!fast_varint(pp, end, &n))
-        return 0;
-    if (n < 0)
-        return n == -1 && nullable;
-    if (n > end - *pp)
-        return 0;
-    *pp += n;
-    return 1;
+/* One- and two-byte varints (nearly every field of a record) inline, the rest out of line. */
+static inline __attribute__((always_inline)) rec_varint_t rec_varint(const uint8_t *p,
+                                                                     const uint8_t *end,
+                                                                     int maxbytes) {
+    if (__builtin_expect(p < end && p[0] < 0x80, 1))
+        return (rec_varint_t){p + 1, p[0]};
+    if (__builtin_expect(end - p >= 2 && p[1] < 0x80, 1))
+        return (rec_varint_t){p + 2, (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7};
+    return rec_varint_slow(p, end, maxbytes);
+}
+
+/* Skip varint-length bytes (-1 null allowed only if @nullable): the position after them, or
+ * NULL. */
+static inline __attribute__((always_inline)) const uint8_t *rec_skip_varbytes(const uint8_t *p,
+                                                                              const uint8_t *end,
+                                                                              int nullable) {
+    rec_varint_t r = rec_varint(p, end, 5);
+    if (!r.p)
+        return NULL;
+    if (r.v & 1) /* negative: only -1 (null) is allowed, and only where nullable */
+        return r.v == 1 && nullable ? r.p : NULL;
+    if ((int64_t)(r.v >> 1) > end - r.p)
+        return NULL;
+    return r.p + (r.v >> 1);
 }
 
 /* Walk the records of an uncompressed batch: every length stays inside, OffsetDeltas are
@@ -93,22 +114,33 @@ static int records_check(int32_t count, const uint8_t *p, size_t len) {
     const uint8_t *end = p + len;
     int32_t i, j;
     for (i = 0; i < count; i++) {
-        const uint8_t *rend;
-        int32_t length, delta, nh;
-        uint64_t ts;
-        if (!fast_varint(&p, end, &length) || length < MIN_RECORD_SIZE - 1 || length > end - p)
+        const uint8_t *f, *rend;
+        rec_varint_t r = rec_varint(p, end, 5); /* Length */
+        if (!r.p || (r.v & 1) || r.v < 2 * (MIN_RECORD_SIZE - 1) ||
+            (int64_t)(r.v >> 1) > end - r.p)
             return SF_ERR_MALFORMED;
-        rend = p + length;
-        p++; /* Attributes */
-        if (!fast_uvarint(&p, rend, 10, &ts) || !fast_varint(&p, rend, &delta) || delta != i ||
-            !fast_skip_varbytes(&p, rend, 1) || !fast_skip_varbytes(&p, rend, 1) ||
-            !fast_varint(&p, rend, &nh) || nh < 0 || nh > (rend - p) / 2)
+        rend = r.p + (r.v >> 1);
+        r = rec_varint(r.p + 1, rend, 10); /* Attributes, then TimestampDelta */
+        if (!r.p)
             return SF_ERR_MALFORMED;
-        for (j = 0; j < nh; j++)
-            if (!fast_skip_varbytes(&p, rend, 0) || !fast_skip_varbytes(&p, rend, 1))
+        r = rec_varint(r.p, rend, 5); /* OffsetDelta */
+        if (!r.p || r.v != 2 * (uint64_t)i)
+            return SF_ERR_MALFORMED;
+        if (!(f = rec_skip_varbytes(r.p, rend, 1)) || /* Key */
+            !(f = rec_skip_varbytes(f, rend, 1)))     /* Value */
+            return SF_ERR_MALFORMED;
+        r = rec_varint(f, rend, 5); /* HeaderCount */
+        if (!r.p || (r.v & 1) || (int64_t)(r.v >> 1) > (rend - r.p) / 2)
+            return SF_ERR_MALFORMED;
+        f = r.p;
+        for (j = 0; j < (int32_t)(r.v >> 1); j++)
+            if (!(f = rec_skip_varbytes(f, rend, 0)) || !(f = rec_skip_varbytes(f, rend, 1)))
                 return SF_ERR_MALFORMED;
-        if (p != rend)
+        if (f != rend)
             return SF_ERR_MALFORMED;
+        /* The next record starts at rend whatever the fields held, so finding it does not
+         * wait for the field walk. */
+        p = rend;
     }
     return p == end ? SF_OK : SF_ERR_MALFORMED;
 }
