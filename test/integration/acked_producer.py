@@ -10,9 +10,11 @@ import sys
 from confluent_kafka import Producer
 
 bootstrap, topic, acked_path, stop_path = sys.argv[1:5]
+# One request in flight: without idempotence a producer may reorder batches when it retries
+# them after a lost connection, and the checker asserts production order per partition.
 p = Producer({"bootstrap.servers": bootstrap, "broker.address.family": "v4", "acks": "1",
               "linger.ms": 5, "enable.idempotence": False, "message.timeout.ms": 120000,
-              "reconnect.backoff.max.ms": 500})
+              "max.in.flight.requests.per.connection": 1, "reconnect.backoff.max.ms": 500})
 acked = open(acked_path, "w", buffering=1 << 16)
 stats = {"ok": 0, "failed": 0}
 
