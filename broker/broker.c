@@ -176,6 +176,20 @@ static void sync_logs(sf_broker_t *b, const sf_cluster_snapshot_t *old,
     int t, p;
     int32_t me = b->cfg->broker_id;
 
+    /* Deleted topics first: a topic recreated under a new id loses its old data here and
+     * starts empty below. */
+    for (t = 0; old && t < old->ntopics; t++) {
+        const sf_cluster_topic_t *gone = &old->topics[t];
+        const sf_cluster_topic_t *now = sf_cluster_snapshot_topic(snap, gone->name);
+        if (now && !memcmp(now->topic_id, gone->topic_id, sizeof(now->topic_id)))
+            continue;
+        for (p = 0; p < gone->npartitions; p++) {
+            size_t i;
+            for (i = 0; i < b->nlogdirs; i++)
+                if (sf_logdir_remove(b->logdirs[i], gone->name, p) == SF_OK)
+                    sf_log(SF_LOG_INFO, "STORAGE", "deleted the log of %s-%d", gone->name, p);
+        }
+    }
     for (t = 0; t < snap->ntopics; t++) {
         const sf_cluster_topic_t *topic = &snap->topics[t];
         sf_log_config_t lc;
@@ -198,29 +212,6 @@ static void sync_logs(sf_broker_t *b, const sf_cluster_snapshot_t *old,
             }
             if (part->leader_epoch >= 0)
                 sf_log_set_leader_epoch(log, part->leader_epoch);
-        }
-    }
-    if (!old)
-        return;
-    for (t = 0; t < old->ntopics; t++) {
-        const sf_cluster_topic_t *gone = &old->topics[t];
-        const sf_cluster_topic_t *now = sf_cluster_snapshot_topic(snap, gone->name);
-        /* Still there with the same id: nothing to delete. Recreated under a new id: the old
-         * data goes and the new partitions start empty. */
-        if (now && !memcmp(now->topic_id, gone->topic_id, sizeof(now->topic_id)))
-            continue;
-        for (p = 0; p < gone->npartitions; p++) {
-            size_t i;
-            for (i = 0; i < b->nlogdirs; i++)
-                if (sf_logdir_remove(b->logdirs[i], gone->name, p) == SF_OK)
-                    sf_log(SF_LOG_INFO, "STORAGE", "deleted the log of %s-%d", gone->name, p);
-        }
-        if (now) {
-            sf_log_config_t lc;
-            topic_log_config(b, now, &lc);
-            for (p = 0; p < now->npartitions; p++)
-                if (is_replica(&now->partitions[p], me))
-                    sf_logdir_create(least_loaded_logdir(b), now->name, p, &lc, NULL);
         }
     }
 }

@@ -23,6 +23,7 @@
 #define METADATA_MAX_WAIT_MS 3000
 
 typedef struct fetch_wait fetch_wait_t;
+typedef struct fetch_ctx fetch_ctx_t;
 typedef struct admin_op admin_op_t;
 typedef struct metadata_wait metadata_wait_t;
 
@@ -39,7 +40,7 @@ struct sf_handler {
 struct fetch_wait {
     sf_handler_t *h;
     sf_req_t *req;
-    sf_proto_FetchRequest_t freq;
+    fetch_ctx_t *fc; /* in the request arena */
     struct event *timer;
     fetch_wait_t *prev, *next;
 };
@@ -566,37 +567,65 @@ static void release_slices(sf_proto_FetchResponse_t *resp) {
         }
 }
 
-/* Read what @freq asks for into @resp (slices allocated in the request arena). Returns the
- * record bytes gathered, or -1 on no memory. */
-static int64_t fetch_read(sf_handler_t *h, sf_req_t *req, const sf_proto_FetchRequest_t *freq,
-                          sf_proto_FetchResponse_t *resp) {
+/* Everything a fetch needs, allocated once in the request arena: a parked fetch is read again
+ * after every append, and must not allocate each time. */
+struct fetch_ctx {
+    sf_proto_FetchRequest_t freq;
+    sf_proto_FetchResponse_t resp; /* topics and partitions mirror freq */
+    char **topics;                 /* NUL-terminated topic names */
+    sf_log_slice_t *slices;        /* one per requested partition, in order */
+};
+
+static fetch_ctx_t *fetch_ctx_new(sf_req_t *req, const sf_proto_FetchRequest_t *freq) {
+    fetch_ctx_t *fc = sf_arena_alloc(&req->arena, sizeof(*fc));
+    size_t nparts = 0;
+    int t;
+    if (!fc)
+        return NULL;
+    fc->freq = *freq;
+    fc->resp.Responses = sf_arena_calloc(&req->arena, (size_t)freq->TopicsCount + 1,
+                                         sizeof(*fc->resp.Responses));
+    fc->topics = sf_arena_calloc(&req->arena, (size_t)freq->TopicsCount + 1, sizeof(char *));
+    if (!fc->resp.Responses || !fc->topics)
+        return NULL;
+    fc->resp.ResponsesCount = freq->TopicsCount;
+    for (t = 0; t < freq->TopicsCount; t++) {
+        const sf_proto_FetchRequest_Topic_t *ft = &freq->Topics[t];
+        sf_proto_FetchResponse_Topic_t *rt = &fc->resp.Responses[t];
+        rt->Topic = ft->Topic;
+        rt->Partitions = sf_arena_calloc(&req->arena, (size_t)ft->PartitionsCount + 1,
+                                         sizeof(*rt->Partitions));
+        fc->topics[t] = arena_str(req, ft->Topic);
+        if (!rt->Partitions || (ft->Topic.len >= 0 && !fc->topics[t]))
+            return NULL;
+        rt->PartitionsCount = ft->PartitionsCount;
+        nparts += (size_t)ft->PartitionsCount;
+    }
+    fc->slices = sf_arena_calloc(&req->arena, nparts + 1, sizeof(*fc->slices));
+    return fc->slices ? fc : NULL;
+}
+
+/* Read what the fetch asks for into fc->resp, taking slice references. Returns the record
+ * bytes gathered. */
+static int64_t fetch_read(sf_handler_t *h, fetch_ctx_t *fc) {
+    const sf_proto_FetchRequest_t *freq = &fc->freq;
+    sf_log_slice_t *slice = fc->slices;
     int64_t total = 0;
     int32_t budget = freq->MaxBytes > 0 ? freq->MaxBytes : INT32_MAX;
     int t, p;
 
-    memset(resp, 0, sizeof(*resp));
-    resp->Responses = sf_arena_calloc(&req->arena, (size_t)freq->TopicsCount + 1, sizeof(*resp->Responses));
-    if (!resp->Responses)
-        return -1;
     for (t = 0; t < freq->TopicsCount; t++) {
         const sf_proto_FetchRequest_Topic_t *ft = &freq->Topics[t];
-        sf_proto_FetchResponse_Topic_t *rt = &resp->Responses[t];
-        char *topic = arena_str(req, ft->Topic);
-        rt->Topic = ft->Topic;
-        rt->Partitions = sf_arena_calloc(&req->arena, (size_t)ft->PartitionsCount + 1, sizeof(*rt->Partitions));
-        if (!rt->Partitions)
-            return -1;
-        resp->ResponsesCount = t + 1;
-        for (p = 0; p < ft->PartitionsCount; p++) {
+        sf_proto_FetchResponse_Topic_t *rt = &fc->resp.Responses[t];
+        for (p = 0; p < ft->PartitionsCount; p++, slice++) {
             const sf_proto_FetchRequest_Partition_t *fp = &ft->Partitions[p];
             sf_proto_FetchResponse_Partition_t *rp = &rt->Partitions[p];
-            sf_log_slice_t *slice;
             sf_kerr_t kerr;
             sf_log_t *log;
             int32_t max;
             int rc;
 
-            rt->PartitionsCount = p + 1;
+            memset(rp, 0, sizeof(*rp));
             rp->PartitionIndex = fp->Partition;
             rp->HighWatermark = -1;
             rp->LastStableOffset = -1;
@@ -604,7 +633,7 @@ static int64_t fetch_read(sf_handler_t *h, sf_req_t *req, const sf_proto_FetchRe
             rp->PreferredReadReplica = -1;
             rp->AbortedTransactionsCount = -1;
             rp->Records.len = -1;
-            log = leader_log(h, topic, fp->Partition, &kerr);
+            log = leader_log(h, fc->topics[t], fp->Partition, &kerr);
             if (!log) {
                 rp->ErrorCode = kerr;
                 continue;
@@ -616,9 +645,6 @@ static int64_t fetch_read(sf_handler_t *h, sf_req_t *req, const sf_proto_FetchRe
             max = fp->PartitionMaxBytes < budget ? fp->PartitionMaxBytes : budget;
             if (max <= 0 && total > 0)
                 continue;
-            slice = sf_arena_alloc(&req->arena, sizeof(*slice));
-            if (!slice)
-                return -1;
             rc = sf_log_read(log, fp->FetchOffset, max > 0 ? max : 1, rp->HighWatermark, slice);
             if (rc == SF_ERR_RANGE) {
                 rp->ErrorCode = SF_KERR_OFFSET_OUT_OF_RANGE;
@@ -660,22 +686,15 @@ static void fetch_wait_free(fetch_wait_t *fw) {
 
 /* Answer or park a fetch. @final: answer with whatever there is. Returns 1 if it was
  * answered. */
-static int fetch_try(sf_handler_t *h, sf_req_t *req, const sf_proto_FetchRequest_t *freq,
-                     int final) {
-    sf_proto_FetchResponse_t resp;
-    int64_t got = fetch_read(h, req, freq, &resp);
+static int fetch_try(sf_handler_t *h, sf_req_t *req, fetch_ctx_t *fc, int final) {
+    int64_t got = fetch_read(h, fc);
     sf_wbuf_t wb;
-    if (got < 0) {
-        release_slices(&resp);
-        sf_req_close(req);
-        return 1;
-    }
-    if (!final && got < freq->MinBytes && !sf_conn_closed(req->conn)) {
-        release_slices(&resp);
+    if (!final && got < fc->freq.MinBytes && !sf_conn_closed(req->conn)) {
+        release_slices(&fc->resp);
         return 0;
     }
     sf_wbuf_init(&wb);
-    sf_proto_FetchResponse_encode(&wb, req->hdr.RequestApiVersion, &resp);
+    sf_proto_FetchResponse_encode(&wb, req->hdr.RequestApiVersion, &fc->resp);
     /* The server takes the slice references over with the response. */
     sf_req_respond(req, &wb);
     sf_wbuf_free(&wb);
@@ -686,7 +705,7 @@ static void fetch_timeout_cb(evutil_socket_t fd, short what, void *arg) {
     fetch_wait_t *fw = arg;
     (void)fd;
     (void)what;
-    fetch_try(fw->h, fw->req, &fw->freq, 1);
+    fetch_try(fw->h, fw->req, fw->fc, 1);
     fetch_wait_free(fw);
 }
 
@@ -698,13 +717,14 @@ static void fetch_wake_cb(evutil_socket_t fd, short what, void *arg) {
     h->wake_pending = 0;
     for (fw = h->fetches; fw; fw = next) {
         next = fw->next;
-        if (fetch_try(h, fw->req, &fw->freq, 0))
+        if (fetch_try(h, fw->req, fw->fc, 0))
             fetch_wait_free(fw);
     }
 }
 
 static void handle_Fetch(sf_handler_t *h, sf_req_t *req) {
     fetch_wait_t *fw;
+    fetch_ctx_t *fc;
     sf_proto_FetchRequest_t freq;
     struct timeval tv;
     int32_t wait;
@@ -715,22 +735,24 @@ static void handle_Fetch(sf_handler_t *h, sf_req_t *req) {
         reject_malformed(req, rc);
         return;
     }
-    if (fetch_try(h, req, &freq, freq.MaxWaitMs <= 0 || freq.MinBytes <= 0))
+    fc = fetch_ctx_new(req, &freq);
+    if (!fc) {
+        sf_req_close(req);
+        return;
+    }
+    if (fetch_try(h, req, fc, freq.MaxWaitMs <= 0 || freq.MinBytes <= 0))
         return;
     fw = calloc(1, sizeof(*fw));
-    if (!fw) {
-        fetch_try(h, req, &freq, 1);
+    if (fw)
+        fw->timer = evtimer_new(sf_broker_base(h->b), fetch_timeout_cb, fw);
+    if (!fw || !fw->timer) {
+        free(fw);
+        fetch_try(h, req, fc, 1);
         return;
     }
     fw->h = h;
     fw->req = req;
-    fw->freq = freq;
-    fw->timer = evtimer_new(sf_broker_base(h->b), fetch_timeout_cb, fw);
-    if (!fw->timer) {
-        free(fw);
-        fetch_try(h, req, &freq, 1);
-        return;
-    }
+    fw->fc = fc;
     wait = freq.MaxWaitMs < FETCH_MAX_WAIT_MS ? freq.MaxWaitMs : FETCH_MAX_WAIT_MS;
     tv.tv_sec = wait / 1000;
     tv.tv_usec = (wait % 1000) * 1000;
@@ -1419,7 +1441,7 @@ void sf_handler_free(sf_handler_t *h) {
     }
     while (h->fetches) {
         fetch_wait_t *fw = h->fetches;
-        fetch_try(h, fw->req, &fw->freq, 1);
+        fetch_try(h, fw->req, fw->fc, 1);
         fetch_wait_free(fw);
     }
     /* Admin requests get their answer now; ZooKeeper completions that are still due find
