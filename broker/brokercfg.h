@@ -87,6 +87,7 @@ typedef struct sf_brokercfg {
     int32_t message_max_bytes;        /* message.max.bytes (1048588) */
     int32_t socket_request_max_bytes; /* socket.request.max.bytes (104857600) */
     int32_t num_network_threads;      /* num.network.threads (number of cores) */
+    int64_t connections_max_idle_ms;  /* connections.max.idle.ms (600000; -1 never) */
 
     char *ssl_keystore_location;   /* PEM: certificate chain + private key; NULL if unset */
     char *ssl_key_password;        /* NULL if unset */

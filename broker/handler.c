@@ -2,7 +2,9 @@
 
 #include "handler.h"
 
+#include <errno.h>
 #include <event2/event.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,16 +56,22 @@ struct metadata_wait {
     metadata_wait_t *prev, *next;
 };
 
-typedef enum { ADMIN_CREATE, ADMIN_DELETE, ADMIN_PARTITIONS } admin_kind_t;
+typedef enum { ADMIN_CREATE, ADMIN_DELETE, ADMIN_PARTITIONS, ADMIN_CONFIGS } admin_kind_t;
 
 /* One topic of an admin request. */
 typedef struct admin_item {
     admin_op_t *op;
     char *topic; /* owned; NULL if the request's name was null */
     int16_t error;
-    const char *message; /* static, or NULL */
+    const char *message; /* static, in the request arena, or NULL */
     int32_t partitions;  /* ADMIN_PARTITIONS: the new count */
     int zk_pending;      /* the ZooKeeper write has not completed */
+    /* ADMIN_CONFIGS: the resource as the request names it (borrows the request, read only
+     * while it is unanswered), and for a topic its new override set (owned). */
+    int8_t resource_type;
+    sf_slice_t resource_name;
+    sf_cluster_config_entry_t *configs;
+    int nconfigs;
 } admin_item_t;
 
 struct admin_op {
@@ -122,6 +130,25 @@ static sf_slice_t arena_slice(sf_req_t *req, const char *s) {
         sl.len = (int32_t)n;
     }
     return sl;
+}
+
+/* A formatted message in the request arena (NULL on no memory). */
+static int config_value_ok(const char *name, const char *value, char *why, size_t size);
+static const char *arena_printf(sf_req_t *req, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static const char *arena_printf(sf_req_t *req, const char *fmt, ...) {
+    char buf[512], *r;
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return NULL;
+    r = sf_arena_alloc(&req->arena, strlen(buf) + 1);
+    if (r)
+        memcpy(r, buf, strlen(buf) + 1);
+    return r;
 }
 
 /* Kafka's wire error for a storage result. */
@@ -871,6 +898,22 @@ static void admin_respond(admin_op_t *op) {
         }
         resp.ResponsesCount = resp.Responses ? op->nitems : 0;
         sf_proto_DeleteTopicsResponse_encode(&wb, ver, &resp);
+    } else if (op->kind == ADMIN_CONFIGS) {
+        /* AlterConfigs and IncrementalAlterConfigs answer in the same layout. */
+        sf_proto_AlterConfigsResponse_t resp;
+        memset(&resp, 0, sizeof(resp));
+        resp.Responses = sf_arena_calloc(&req->arena, (size_t)op->nitems + 1, sizeof(*resp.Responses));
+        for (i = 0; resp.Responses && i < op->nitems; i++) {
+            resp.Responses[i].ErrorCode = op->items[i].error;
+            resp.Responses[i].ErrorMessage = sf_slice_cstr(op->items[i].message);
+            resp.Responses[i].ResourceType = op->items[i].resource_type;
+            resp.Responses[i].ResourceName = op->items[i].resource_name;
+        }
+        resp.ResponsesCount = resp.Responses ? op->nitems : 0;
+        if (req->hdr.RequestApiKey == SF_PROTO_API_IncrementalAlterConfigs)
+            sf_proto_IncrementalAlterConfigsResponse_encode(&wb, ver, &resp);
+        else
+            sf_proto_AlterConfigsResponse_encode(&wb, ver, &resp);
     } else {
         sf_proto_CreatePartitionsResponse_t resp;
         memset(&resp, 0, sizeof(resp));
@@ -901,10 +944,25 @@ static void admin_free(admin_op_t *op) {
     }
     if (op->timer)
         event_free(op->timer);
-    for (i = 0; i < op->nitems; i++)
+    for (i = 0; i < op->nitems; i++) {
         free(op->items[i].topic);
+        sf_cluster_configs_free(op->items[i].configs, op->items[i].nconfigs);
+    }
     free(op->items);
     free(op);
+}
+
+/* 1 when @t's overrides are exactly the set @it wrote. */
+static int configs_shown(const sf_cluster_topic_t *t, const admin_item_t *it) {
+    int i;
+    if (t->nconfigs != it->nconfigs)
+        return 0;
+    for (i = 0; i < it->nconfigs; i++) {
+        const char *v = sf_cluster_topic_config(t, it->configs[i].name);
+        if (!v || strcmp(v, it->configs[i].value))
+            return 0;
+    }
+    return 1;
 }
 
 /* 1 when every successful item's change is visible in the metadata and local logs. */
@@ -919,6 +977,12 @@ static int admin_visible(admin_op_t *op) {
         if (it->error != SF_KERR_NONE)
             continue;
         t = snap ? sf_cluster_snapshot_topic(snap, it->topic) : NULL;
+        if (op->kind == ADMIN_CONFIGS) {
+            /* A topic deleted meanwhile has nothing left to show. */
+            if (t && !configs_shown(t, it))
+                return 0;
+            continue;
+        }
         if (op->kind == ADMIN_DELETE ? t != NULL : (!t || t->npartitions < it->partitions))
             return 0;
     }
@@ -961,6 +1025,7 @@ static void admin_done(void *arg, int err) {
     case SF_ERR_NOTFOUND: it->error = SF_KERR_UNKNOWN_TOPIC_OR_PARTITION; break;
     case SF_ERR_INVALID:
         it->error = op->kind == ADMIN_PARTITIONS ? SF_KERR_INVALID_PARTITIONS
+                    : op->kind == ADMIN_CONFIGS  ? SF_KERR_INVALID_CONFIG
                                                  : SF_KERR_INVALID_REPLICATION_FACTOR;
         break;
     default:
@@ -1015,6 +1080,7 @@ static void admin_started(admin_item_t *it, int rc) {
         it->op->zk_pending++;
     } else if (rc == SF_ERR_INVALID) {
         it->error = it->op->kind == ADMIN_PARTITIONS ? SF_KERR_INVALID_PARTITIONS
+                    : it->op->kind == ADMIN_CONFIGS  ? SF_KERR_INVALID_CONFIG
                                                      : SF_KERR_INVALID_REPLICATION_FACTOR;
     } else {
         it->error = SF_KERR_UNKNOWN_SERVER_ERROR;
@@ -1138,12 +1204,19 @@ static void handle_CreateTopics(sf_handler_t *h, sf_req_t *req) {
                 continue;
             }
             for (j = 0; j < ct->ConfigsCount; j++) {
+                char why[160];
                 configs[j].name = arena_str(req, ct->Configs[j].Name);
                 configs[j].value = arena_str(req, ct->Configs[j].Value);
                 if (!configs[j].name || !configs[j].value ||
                     !sf_broker_topic_config_known(configs[j].name)) {
                     it->error = SF_KERR_INVALID_CONFIG;
                     it->message = "unknown topic config or null value";
+                    break;
+                }
+                if (!config_value_ok(configs[j].name, configs[j].value, why, sizeof(why))) {
+                    it->error = SF_KERR_INVALID_CONFIG;
+                    it->message = arena_printf(req, "invalid value \"%.100s\" for %s: %s",
+                                               configs[j].value, configs[j].name, why);
                     break;
                 }
             }
@@ -1374,6 +1447,462 @@ nomem:
 }
 
 /* ------------------------------------------------------------------------------------------
+ * AlterConfigs and IncrementalAlterConfigs: topic config overrides in ZooKeeper
+ * ------------------------------------------------------------------------------------------ */
+
+/* What a topic config accepts (Kafka's LogConfig validators). Configs the broker knows but
+ * this table does not name accept any value. */
+typedef enum { CV_INT, CV_LONG, CV_ONE_OF, CV_LIST_OF } config_kind_t;
+
+typedef struct config_rule {
+    const char *name;
+    config_kind_t kind;
+    int64_t min;         /* CV_INT / CV_LONG */
+    const char *choices; /* CV_ONE_OF / CV_LIST_OF: comma-separated */
+} config_rule_t;
+
+static const config_rule_t config_rules[] = {
+    {"segment.bytes", CV_INT, 14, NULL}, /* at least one legacy record overhead */
+    {"segment.ms", CV_LONG, 1, NULL},
+    {"retention.ms", CV_LONG, -1, NULL},
+    {"retention.bytes", CV_LONG, INT64_MIN, NULL},
+    {"max.message.bytes", CV_INT, 0, NULL},
+    {"flush.messages", CV_LONG, 1, NULL},
+    {"flush.ms", CV_LONG, 0, NULL},
+    {"index.interval.bytes", CV_INT, 0, NULL},
+    {"segment.index.bytes", CV_INT, 4, NULL},
+    {"min.insync.replicas", CV_INT, 1, NULL},
+    {"cleanup.policy", CV_LIST_OF, 0, "compact,delete"},
+    {"compression.type", CV_ONE_OF, 0, "uncompressed,zstd,lz4,snappy,gzip,producer"},
+    {"message.timestamp.type", CV_ONE_OF, 0, "CreateTime,LogAppendTime"},
+};
+
+static const config_rule_t *config_rule(const char *name) {
+    size_t i;
+    for (i = 0; i < sizeof(config_rules) / sizeof(config_rules[0]); i++)
+        if (!strcmp(config_rules[i].name, name))
+            return &config_rules[i];
+    return NULL;
+}
+
+/* The next item of a comma-separated list at *@pos (spaces around commas ignored): its start
+ * and length. Returns 0 after the last item (a list of "" has one empty item). */
+static int list_next(const char **pos, const char **tok, size_t *len) {
+    const char *p = *pos, *end;
+    if (!p)
+        return 0;
+    while (*p == ' ')
+        p++;
+    end = strchr(p, ',');
+    *pos = end ? end + 1 : NULL;
+    if (!end)
+        end = p + strlen(p);
+    *tok = p;
+    while (end > p && end[-1] == ' ')
+        end--;
+    *len = (size_t)(end - p);
+    return 1;
+}
+
+static int list_has(const char *list, const char *tok, size_t len) {
+    const char *pos = list, *t;
+    size_t n;
+    while (list_next(&pos, &t, &n))
+        if (n == len && !memcmp(t, tok, len))
+            return 1;
+    return 0;
+}
+
+/* 1 if @value suits config @name; else 0 with the reason in @why. */
+static int config_value_ok(const char *name, const char *value, char *why, size_t size) {
+    const config_rule_t *rule = config_rule(name);
+    const char *pos, *t;
+    size_t n;
+    if (!rule)
+        return 1;
+    switch (rule->kind) {
+    case CV_INT:
+    case CV_LONG: {
+        const char *p = value[0] == '-' ? value + 1 : value;
+        char *end;
+        long long x;
+        errno = 0;
+        x = strtoll(value, &end, 10);
+        /* Digits only (strtoll alone would take spaces and a '+'). */
+        if (*p < '0' || *p > '9' || *end) {
+            snprintf(why, size, "not an integer");
+            return 0;
+        }
+        if (errno == ERANGE || (rule->kind == CV_INT && (x < INT32_MIN || x > INT32_MAX))) {
+            snprintf(why, size, "out of the range of a %d-bit integer",
+                     rule->kind == CV_INT ? 32 : 64);
+            return 0;
+        }
+        if (x < rule->min) {
+            snprintf(why, size, "must be at least %lld", (long long)rule->min);
+            return 0;
+        }
+        return 1;
+    }
+    case CV_ONE_OF:
+        if (strchr(value, ',') || !list_has(rule->choices, value, strlen(value))) {
+            snprintf(why, size, "must be one of %s", rule->choices);
+            return 0;
+        }
+        return 1;
+    case CV_LIST_OF:
+        /* Items must be choices and distinct, so the loop ends within a few items. */
+        for (pos = value; list_next(&pos, &t, &n);) {
+            if (n == 0 || !list_has(rule->choices, t, n)) {
+                snprintf(why, size, "must be a list of %s", rule->choices);
+                return 0;
+            }
+            if (pos && list_has(pos, t, n)) {
+                snprintf(why, size, "%.*s is listed twice", (int)n, t);
+                return 0;
+            }
+        }
+        return 1;
+    }
+    return 1;
+}
+
+/* APPEND (@subtract 0) or SUBTRACT the items of @arg to/from the list @old; the result is in
+ * the request arena (NULL on no memory). Costs |old| x |arg|: callers keep one of them short. */
+static char *list_edit(sf_req_t *req, const char *old, const char *arg, int subtract) {
+    size_t cap = strlen(old) + strlen(arg) + 2, len = 0, n;
+    char *r = sf_arena_alloc(&req->arena, cap);
+    const char *pos, *t;
+    if (!r)
+        return NULL;
+    r[0] = '\0';
+    for (pos = old; list_next(&pos, &t, &n);) {
+        if (n == 0 || (subtract && list_has(arg, t, n)))
+            continue;
+        len += (size_t)snprintf(r + len, cap - len, "%s%.*s", len ? "," : "", (int)n, t);
+    }
+    for (pos = arg; !subtract && list_next(&pos, &t, &n);) {
+        if (n == 0 || list_has(r, t, n))
+            continue;
+        len += (size_t)snprintf(r + len, cap - len, "%s%.*s", len ? "," : "", (int)n, t);
+    }
+    return r;
+}
+
+/* One requested change, from either request. */
+typedef struct config_change {
+    sf_slice_t name;
+    int8_t op; /* SF_PROTO_CONFIG_OP_*; SET with a null value for AlterConfigs means unset */
+    sf_slice_t value;
+} config_change_t;
+
+typedef struct config_resource {
+    int8_t type;
+    sf_slice_t name;
+    config_change_t *changes;
+    int32_t nchanges;
+} config_resource_t;
+
+static int config_find(const sf_cluster_config_entry_t *cfgs, int n, const char *name) {
+    int i;
+    for (i = 0; i < n; i++)
+        if (!strcmp(cfgs[i].name, name))
+            return i;
+    return -1;
+}
+
+/* Set @it's error and message, unless an error is there already. Returns 0. */
+static int config_fail(admin_item_t *it, int16_t err, const char *msg) {
+    if (it->error == SF_KERR_NONE) {
+        it->error = err;
+        it->message = msg;
+    }
+    return 0;
+}
+
+/* Work out a topic resource's new override set into it->configs, or set it->error. The new
+ * set starts from the current overrides (incremental) or from nothing (AlterConfigs replaces
+ * the whole set: keys not given are removed). Returns 1 if the set is ready. */
+static int config_topic_prepare(sf_handler_t *h, sf_req_t *req, admin_item_t *it,
+                                const config_resource_t *res, int incremental) {
+    sf_cluster_snapshot_t *snap = sf_broker_snapshot(h->b);
+    const sf_cluster_topic_t *t;
+    sf_cluster_config_entry_t *cfgs;
+    int n = 0, cap, j, k;
+
+    it->topic = sf_slice_strdup(res->name);
+    if (!it->topic)
+        return config_fail(it, SF_KERR_UNKNOWN_SERVER_ERROR, NULL);
+    t = snap && sf_cluster_topic_name_valid(it->topic) ? sf_cluster_snapshot_topic(snap, it->topic)
+                                                       : NULL;
+    if (!t)
+        return config_fail(it, SF_KERR_UNKNOWN_TOPIC_OR_PARTITION, "the topic does not exist");
+    for (j = 0; j < res->nchanges; j++)
+        for (k = 0; k < j; k++)
+            if (res->changes[j].name.len == res->changes[k].name.len &&
+                !memcmp(res->changes[j].name.p, res->changes[k].name.p,
+                        (size_t)res->changes[j].name.len))
+                return config_fail(it, SF_KERR_INVALID_REQUEST,
+                                   arena_printf(req, "config %.*s is named more than once",
+                                                res->changes[j].name.len > 200 ? 200
+                                                : res->changes[j].name.len,
+                                                (const char *)res->changes[j].name.p));
+
+    cap = (incremental ? t->nconfigs : 0) + res->nchanges;
+    cfgs = calloc((size_t)cap + 1, sizeof(*cfgs));
+    if (!cfgs)
+        return config_fail(it, SF_KERR_UNKNOWN_SERVER_ERROR, NULL);
+    /* Overrides StreamFlow does not know (written by other tools) are kept as they are. */
+    for (j = 0; incremental && j < t->nconfigs; j++) {
+        if (!t->configs[j].name || !t->configs[j].value)
+            continue;
+        cfgs[n].name = strdup(t->configs[j].name);
+        cfgs[n].value = strdup(t->configs[j].value);
+        if (!cfgs[n++].value || !cfgs[n - 1].name) {
+            config_fail(it, SF_KERR_UNKNOWN_SERVER_ERROR, NULL);
+            goto out;
+        }
+    }
+    for (j = 0; j < res->nchanges; j++) {
+        const config_change_t *ch = &res->changes[j];
+        char *name = arena_str(req, ch->name), *value = arena_str(req, ch->value);
+        const char *newval = NULL;
+        char why[160];
+        int at;
+        if (!name || (ch->value.len >= 0 && !value)) {
+            config_fail(it, SF_KERR_UNKNOWN_SERVER_ERROR, NULL);
+            goto out;
+        }
+        if (strlen(name) != (size_t)ch->name.len || !sf_broker_topic_config_known(name)) {
+            config_fail(it, SF_KERR_INVALID_CONFIG,
+                        arena_printf(req, "unknown topic config %.200s", name));
+            goto out;
+        }
+        at = config_find(cfgs, n, name);
+        switch (ch->op) {
+        case SF_PROTO_CONFIG_OP_SET:
+            if (!value && incremental) {
+                config_fail(it, SF_KERR_INVALID_REQUEST,
+                            arena_printf(req, "null value for %s (use DELETE to remove it)", name));
+                goto out;
+            }
+            newval = value; /* AlterConfigs: null leaves the key unset */
+            break;
+        case SF_PROTO_CONFIG_OP_DELETE:
+            break;
+        case SF_PROTO_CONFIG_OP_APPEND:
+        case SF_PROTO_CONFIG_OP_SUBTRACT: {
+            const config_rule_t *rule = config_rule(name);
+            const char *old;
+            sf_broker_topic_config_t dflt[32];
+            size_t nd, d;
+            if (!rule || rule->kind != CV_LIST_OF) {
+                config_fail(it, SF_KERR_INVALID_REQUEST,
+                            arena_printf(req, "%s is not a list config: APPEND and SUBTRACT "
+                                              "apply to list configs (cleanup.policy) only",
+                                         name));
+                goto out;
+            }
+            if (!value) {
+                config_fail(it, SF_KERR_INVALID_REQUEST,
+                            arena_printf(req, "null value for %s", name));
+                goto out;
+            }
+            /* Items to add must be valid ones (which also keeps the list short). */
+            if (ch->op == SF_PROTO_CONFIG_OP_APPEND &&
+                !config_value_ok(name, value, why, sizeof(why))) {
+                config_fail(it, SF_KERR_INVALID_CONFIG,
+                            arena_printf(req, "invalid value \"%.100s\" for %s: %s", value, name,
+                                         why));
+                goto out;
+            }
+            /* The list to edit: the override, else the default (as Kafka does). */
+            old = at >= 0 ? cfgs[at].value : "";
+            if (at < 0) {
+                nd = sf_broker_topic_configs(h->b, NULL, dflt, sizeof(dflt) / sizeof(dflt[0]));
+                for (d = 0; d < nd; d++)
+                    if (!strcmp(dflt[d].name, name))
+                        old = arena_str(req, sf_slice_cstr(dflt[d].value));
+            }
+            newval = old ? list_edit(req, old, value, ch->op == SF_PROTO_CONFIG_OP_SUBTRACT) : NULL;
+            if (!newval) {
+                config_fail(it, SF_KERR_UNKNOWN_SERVER_ERROR, NULL);
+                goto out;
+            }
+            break;
+        }
+        default:
+            config_fail(it, SF_KERR_INVALID_REQUEST,
+                        arena_printf(req, "unknown config operation %d for %s", ch->op, name));
+            goto out;
+        }
+        if (newval && !config_value_ok(name, newval, why, sizeof(why))) {
+            config_fail(it, SF_KERR_INVALID_CONFIG,
+                        arena_printf(req, "invalid value \"%.100s\" for %s: %s", newval, name, why));
+            goto out;
+        }
+        /* Lists are stored without the spaces Kafka allows around commas. */
+        if (newval && config_rule(name) && config_rule(name)->kind == CV_LIST_OF &&
+            !(newval = list_edit(req, newval, "", 0))) {
+            config_fail(it, SF_KERR_UNKNOWN_SERVER_ERROR, NULL);
+            goto out;
+        }
+        if (!newval) {
+            if (at >= 0) {
+                free(cfgs[at].name);
+                free(cfgs[at].value);
+                cfgs[at] = cfgs[--n];
+            }
+            continue;
+        }
+        if (at < 0) {
+            at = n++;
+            cfgs[at].name = strdup(name);
+        } else {
+            free(cfgs[at].value);
+        }
+        cfgs[at].value = strdup(newval);
+        if (!cfgs[at].name || !cfgs[at].value) {
+            config_fail(it, SF_KERR_UNKNOWN_SERVER_ERROR, NULL);
+            goto out;
+        }
+    }
+out:
+    if (it->error != SF_KERR_NONE) {
+        sf_cluster_configs_free(cfgs, n);
+        return 0;
+    }
+    it->configs = cfgs;
+    it->nconfigs = n;
+    return 1;
+}
+
+static void alter_configs_run(sf_handler_t *h, sf_req_t *req, int incremental,
+                              const config_resource_t *res, int32_t nres, bool validate_only) {
+    sf_cluster_t *cl = sf_broker_cluster(h->b);
+    admin_op_t *op;
+    int i, j;
+
+    op = admin_new(h, req, ADMIN_CONFIGS, nres, 0);
+    if (!op) {
+        sf_req_close(req);
+        return;
+    }
+    op->validate_only = validate_only;
+    for (i = 0; i < nres; i++) {
+        admin_item_t *it = &op->items[i];
+        it->op = op;
+        it->resource_type = res[i].type;
+        it->resource_name = res[i].name;
+    }
+    for (i = 0; i < nres; i++) {
+        admin_item_t *it = &op->items[i];
+        for (j = 0; j < nres; j++)
+            if (j != i && res[j].type == res[i].type && res[j].name.len == res[i].name.len &&
+                !memcmp(res[j].name.p, res[i].name.p, (size_t)res[i].name.len))
+                config_fail(it, SF_KERR_INVALID_REQUEST,
+                            "the resource is named more than once in the request");
+        if (it->error != SF_KERR_NONE)
+            continue;
+        if (res[i].type == RESOURCE_BROKER) {
+            /* Kafka's dynamic broker configs are not supported. */
+            config_fail(it, SF_KERR_INVALID_REQUEST,
+                        "broker configs are read-only; change streamflowd.conf");
+            continue;
+        }
+        if (res[i].type != RESOURCE_TOPIC) {
+            config_fail(it, SF_KERR_INVALID_REQUEST,
+                        arena_printf(req, "resource type %d cannot be altered; only topics (2) "
+                                          "can",
+                                     res[i].type));
+            continue;
+        }
+        if (!config_topic_prepare(h, req, it, &res[i], incremental) || validate_only)
+            continue;
+        if (!cl) {
+            config_fail(it, SF_KERR_NOT_CONTROLLER, "the broker is not registered in ZooKeeper yet");
+            continue;
+        }
+        sf_log(SF_LOG_INFO, "ADMIN", "%s: %s the config of %s (%d override(s))",
+               sf_conn_peer(req->conn), incremental ? "changing" : "replacing", it->topic,
+               it->nconfigs);
+        admin_started(it, sf_cluster_topic_config_set(cl, it->topic, it->configs, it->nconfigs,
+                                                      admin_done, it));
+    }
+    admin_check(op, 0);
+}
+
+static void handle_AlterConfigs(sf_handler_t *h, sf_req_t *req) {
+    sf_proto_AlterConfigsRequest_t areq;
+    config_resource_t *res;
+    int rc, i, j;
+
+    rc = sf_proto_AlterConfigsRequest_decode(&req->body, req->hdr.RequestApiVersion, &req->arena,
+                                             &areq);
+    if (rc != SF_OK) {
+        reject_malformed(req, rc);
+        return;
+    }
+    res = sf_arena_calloc(&req->arena, (size_t)areq.ResourcesCount + 1, sizeof(*res));
+    if (!res)
+        goto nomem;
+    for (i = 0; i < areq.ResourcesCount; i++) {
+        const sf_proto_AlterConfigsRequest_Resource_t *ar = &areq.Resources[i];
+        res[i].type = ar->ResourceType;
+        res[i].name = ar->ResourceName;
+        res[i].nchanges = ar->ConfigsCount;
+        res[i].changes = sf_arena_calloc(&req->arena, (size_t)ar->ConfigsCount + 1,
+                                         sizeof(*res[i].changes));
+        if (!res[i].changes)
+            goto nomem;
+        for (j = 0; j < ar->ConfigsCount; j++) {
+            res[i].changes[j].name = ar->Configs[j].Name;
+            res[i].changes[j].op = SF_PROTO_CONFIG_OP_SET;
+            res[i].changes[j].value = ar->Configs[j].Value;
+        }
+    }
+    alter_configs_run(h, req, 0, res, areq.ResourcesCount, areq.ValidateOnly);
+    return;
+nomem:
+    sf_req_close(req);
+}
+
+static void handle_IncrementalAlterConfigs(sf_handler_t *h, sf_req_t *req) {
+    sf_proto_IncrementalAlterConfigsRequest_t ireq;
+    config_resource_t *res;
+    int rc, i, j;
+
+    rc = sf_proto_IncrementalAlterConfigsRequest_decode(&req->body, req->hdr.RequestApiVersion,
+                                                        &req->arena, &ireq);
+    if (rc != SF_OK) {
+        reject_malformed(req, rc);
+        return;
+    }
+    res = sf_arena_calloc(&req->arena, (size_t)ireq.ResourcesCount + 1, sizeof(*res));
+    if (!res)
+        goto nomem;
+    for (i = 0; i < ireq.ResourcesCount; i++) {
+        const sf_proto_IncrementalAlterConfigsRequest_Resource_t *ir = &ireq.Resources[i];
+        res[i].type = ir->ResourceType;
+        res[i].name = ir->ResourceName;
+        res[i].nchanges = ir->ConfigsCount;
+        res[i].changes = sf_arena_calloc(&req->arena, (size_t)ir->ConfigsCount + 1,
+                                         sizeof(*res[i].changes));
+        if (!res[i].changes)
+            goto nomem;
+        for (j = 0; j < ir->ConfigsCount; j++) {
+            res[i].changes[j].name = ir->Configs[j].Name;
+            res[i].changes[j].op = ir->Configs[j].ConfigOperation;
+            res[i].changes[j].value = ir->Configs[j].Value;
+        }
+    }
+    alter_configs_run(h, req, 1, res, ireq.ResourcesCount, ireq.ValidateOnly);
+    return;
+nomem:
+    sf_req_close(req);
+}
+
+/* ------------------------------------------------------------------------------------------
  * Dispatch
  * ------------------------------------------------------------------------------------------ */
 
@@ -1400,6 +1929,8 @@ void sf_handler_dispatch(sf_req_t *req, void *arg) {
     case SF_PROTO_API_DeleteTopics: handle_DeleteTopics(h, req); break;
     case SF_PROTO_API_CreatePartitions: handle_CreatePartitions(h, req); break;
     case SF_PROTO_API_DescribeConfigs: handle_DescribeConfigs(h, req); break;
+    case SF_PROTO_API_AlterConfigs: handle_AlterConfigs(h, req); break;
+    case SF_PROTO_API_IncrementalAlterConfigs: handle_IncrementalAlterConfigs(h, req); break;
     default: respond_unsupported(req); break;
     }
 }

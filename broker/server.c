@@ -23,6 +23,7 @@
 #include <openssl/ssl.h>
 
 #include "brokercfg.h"
+#include "clock.h"
 #include "err.h"
 #include "log.h"
 #include "logging.h"
@@ -48,6 +49,11 @@
  * so a large frame costs a few wake-ups instead of one per arriving segment. */
 #define SF_SERVER_LOWAT_MIN (16 * 1024)
 #define SF_SERVER_LOWAT_MAX (4 * 1024 * 1024)
+/* Idle connections are looked for at this fraction of connections.max.idle.ms, within these
+ * bounds. */
+#define SF_SERVER_IDLE_CHECKS 10
+#define SF_SERVER_IDLE_CHECK_MIN_MS 100
+#define SF_SERVER_IDLE_CHECK_MAX_MS 30000
 /* After accept() fails for lack of descriptors, pause accepting this long. */
 #define SF_SERVER_ACCEPT_BACKOFF_MS 500
 
@@ -84,6 +90,9 @@ struct sf_server {
     size_t nlisteners;
     sf_conn_t *conns; /* open connections (doubly linked) */
     size_t nconns;
+    int64_t idle_ms;          /* connections.max.idle.ms (-1: never) */
+    struct event *idle_timer; /* closes idle connections */
+    int64_t tick;             /* monotonic ms at the last idle check: connection activity time */
     sf_wbuf_t hdr; /* scratch for response headers (one event-loop thread) */
 };
 
@@ -117,6 +126,7 @@ struct sf_conn {
     size_t nslots;  /* unanswered or unwritten requests (in-flight) */
     size_t nreqs;   /* requests the handler still holds */
     size_t parked;  /* bytes in slots answered before the ones ahead of them */
+    int64_t active; /* srv->tick when bytes last moved (or the connection was accepted) */
     /* Input and output: the bufferevent's (TLS) or owned (plaintext); NULL once closed. */
     struct evbuffer *in, *out;
 };
@@ -595,10 +605,17 @@ static void conn_read_plain(sf_conn_t *conn) {
     conn_set_lowat(conn);
 }
 
+/* Bytes moved on @conn: it is not idle. */
+static void conn_touch(sf_conn_t *conn) {
+    if (conn->srv)
+        conn->active = conn->srv->tick;
+}
+
 static void conn_rd_cb(evutil_socket_t fd, short what, void *arg) {
     sf_conn_t *conn = arg;
     (void)fd;
     (void)what;
+    conn_touch(conn);
     conn_busy(conn);
     conn->in_rd = 1;
     conn_read_plain(conn);
@@ -614,6 +631,7 @@ static void conn_wr_cb(evutil_socket_t fd, short what, void *arg) {
     sf_conn_t *conn = arg;
     (void)fd;
     (void)what;
+    conn_touch(conn);
     conn_busy(conn);
     if (!conn->dead)
         conn_write_plain(conn);
@@ -624,12 +642,14 @@ static void conn_wr_cb(evutil_socket_t fd, short what, void *arg) {
 
 static void conn_read_cb(struct bufferevent *bev, void *arg) {
     (void)bev;
+    conn_touch(arg);
     conn_process(arg);
 }
 
 static void conn_write_cb(struct bufferevent *bev, void *arg) {
     sf_conn_t *conn = arg;
     (void)bev;
+    conn_touch(conn);
     conn_busy(conn);
     conn_check_close(conn);
     conn_maybe_resume(conn);
@@ -1003,6 +1023,7 @@ static void accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct soc
         }
     }
     conn->srv = srv;
+    conn->active = srv->tick;
     conn->next = srv->conns;
     if (srv->conns)
         srv->conns->prev = conn;
@@ -1010,6 +1031,28 @@ static void accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct soc
     srv->nconns++;
     conn_read_enable(conn);
     sf_log(SF_LOG_DEBUG, "NET", "%s: connection accepted on %s", conn->peer, l->desc);
+}
+
+/* Close connections that moved no bytes for connections.max.idle.ms and have no request in
+ * flight (a parked long-poll fetch is in flight). A TLS handshake that never finishes is idle
+ * too. */
+static void idle_check_cb(evutil_socket_t fd, short what, void *arg) {
+    sf_server_t *srv = arg;
+    sf_conn_t *conn, *next;
+    (void)fd;
+    (void)what;
+    srv->tick = sf_clock_mono_ms();
+    for (conn = srv->conns; conn; conn = next) {
+        next = conn->next;
+        if (srv->tick - conn->active < srv->idle_ms || conn->nslots > 0 ||
+            (conn->out && evbuffer_get_length(conn->out) > 0))
+            continue;
+        sf_log(SF_LOG_DEBUG, "NET", "%s: idle for %lld ms; closing", conn->peer,
+               (long long)(srv->tick - conn->active));
+        conn_busy(conn);
+        conn_kill(conn);
+        conn_unbusy(conn);
+    }
 }
 
 static void accept_retry_cb(evutil_socket_t fd, short what, void *arg) {
@@ -1135,7 +1178,21 @@ int sf_server_new(struct event_base *base, const sf_brokercfg_t *cfg, sf_server_
     srv->fn = fn;
     srv->arg = arg;
     srv->max_request = (size_t)cfg->socket_request_max_bytes;
+    srv->idle_ms = cfg->connections_max_idle_ms;
+    srv->tick = sf_clock_mono_ms();
     sf_wbuf_init(&srv->hdr);
+    if (srv->idle_ms >= 0) {
+        int64_t every = srv->idle_ms / SF_SERVER_IDLE_CHECKS;
+        struct timeval tv;
+        every = every < SF_SERVER_IDLE_CHECK_MIN_MS ? SF_SERVER_IDLE_CHECK_MIN_MS
+              : every > SF_SERVER_IDLE_CHECK_MAX_MS ? SF_SERVER_IDLE_CHECK_MAX_MS
+                                                    : every;
+        tv.tv_sec = (time_t)(every / 1000);
+        tv.tv_usec = (suseconds_t)(every % 1000) * 1000;
+        srv->idle_timer = event_new(base, -1, EV_PERSIST, idle_check_cb, srv);
+        if (!srv->idle_timer || event_add(srv->idle_timer, &tv) < 0)
+            goto nomem;
+    }
     srv->listeners = calloc(cfg->nlisteners ? cfg->nlisteners : 1, sizeof(*srv->listeners));
     if (!srv->listeners)
         goto nomem;
@@ -1213,6 +1270,8 @@ void sf_server_free(sf_server_t *srv) {
     if (!srv)
         return;
     sf_server_stop_accepting(srv);
+    if (srv->idle_timer)
+        event_free(srv->idle_timer);
     while (srv->conns) {
         sf_conn_t *conn = srv->conns;
         conn_busy(conn);

@@ -25,7 +25,9 @@ static const sf_proto_api_t apis[] = {
     {SF_PROTO_API_CreateTopics, "CreateTopics", 2, 4, 5},
     {SF_PROTO_API_DeleteTopics, "DeleteTopics", 1, 3, 4},
     {SF_PROTO_API_DescribeConfigs, "DescribeConfigs", 0, 3, 4},
+    {SF_PROTO_API_AlterConfigs, "AlterConfigs", 0, 1, 2},
     {SF_PROTO_API_CreatePartitions, "CreatePartitions", 0, 1, 2},
+    {SF_PROTO_API_IncrementalAlterConfigs, "IncrementalAlterConfigs", 0, 1, 1},
 };
 
 const sf_proto_api_t *sf_proto_api_get(int16_t api_key) {
@@ -1360,4 +1362,187 @@ int sf_proto_CreatePartitionsResponse_encode(sf_wbuf_t *wb, int16_t version,
         w_str(&e, resp->Results[i].ErrorMessage, 1);
     }
     return enc_end(&e);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * AlterConfigs and IncrementalAlterConfigs
+ *
+ * Written with the flexible-version calls (compact forms, tagged fields) in place although
+ * only IncrementalAlterConfigs v1 is flexible today, so AlterConfigs v2 is a table change.
+ * ------------------------------------------------------------------------------------------ */
+
+int sf_proto_AlterConfigsRequest_decode(sf_rbuf_t *rb, int16_t version, sf_arena_t *arena,
+                                        sf_proto_AlterConfigsRequest_t *req) {
+    dec_t d;
+    int32_t i, j;
+    int rc;
+    memset(req, 0, sizeof(*req));
+    if ((rc = dec_begin(&d, rb, arena, SF_PROTO_API_AlterConfigs, version)))
+        return rc;
+    /* Smallest resource: type, empty name, empty configs (+ tags when flexible). */
+    R_ARRAY(&d, req->ResourcesCount, req->Resources, d.flex ? 4 : 7, 0);
+    for (i = 0; i < req->ResourcesCount && !rb->err; i++) {
+        sf_proto_AlterConfigsRequest_Resource_t *res = &req->Resources[i];
+        res->ResourceType = sf_rbuf_i8(rb);
+        res->ResourceName = r_str(&d, 0);
+        R_ARRAY(&d, res->ConfigsCount, res->Configs, d.flex ? 3 : 4, 0);
+        for (j = 0; j < res->ConfigsCount && !rb->err; j++) {
+            res->Configs[j].Name = r_str(&d, 0);
+            res->Configs[j].Value = r_str(&d, 1);
+            r_tags(&d);
+        }
+        r_tags(&d);
+    }
+    req->ValidateOnly = r_bool(&d);
+    r_tags(&d);
+    return dec_end(&d);
+}
+
+int sf_proto_AlterConfigsRequest_encode(sf_wbuf_t *wb, int16_t version,
+                                        const sf_proto_AlterConfigsRequest_t *req) {
+    enc_t e;
+    int32_t i, j, nres, ncfg;
+    int rc;
+    if ((rc = enc_begin(&e, wb, SF_PROTO_API_AlterConfigs, version)))
+        return rc;
+    nres = w_arr(&e, req->ResourcesCount, req->Resources, 0);
+    for (i = 0; i < nres; i++) {
+        const sf_proto_AlterConfigsRequest_Resource_t *res = &req->Resources[i];
+        sf_wbuf_i8(wb, res->ResourceType);
+        w_str(&e, res->ResourceName, 0);
+        ncfg = w_arr(&e, res->ConfigsCount, res->Configs, 0);
+        for (j = 0; j < ncfg; j++) {
+            w_str(&e, res->Configs[j].Name, 0);
+            w_str(&e, res->Configs[j].Value, 1);
+            w_tags(&e);
+        }
+        w_tags(&e);
+    }
+    w_bool(&e, req->ValidateOnly);
+    w_tags(&e);
+    return enc_end(&e);
+}
+
+int sf_proto_IncrementalAlterConfigsRequest_decode(sf_rbuf_t *rb, int16_t version,
+                                                   sf_arena_t *arena,
+                                                   sf_proto_IncrementalAlterConfigsRequest_t *req) {
+    dec_t d;
+    int32_t i, j;
+    int rc;
+    memset(req, 0, sizeof(*req));
+    if ((rc = dec_begin(&d, rb, arena, SF_PROTO_API_IncrementalAlterConfigs, version)))
+        return rc;
+    R_ARRAY(&d, req->ResourcesCount, req->Resources, d.flex ? 4 : 7, 0);
+    for (i = 0; i < req->ResourcesCount && !rb->err; i++) {
+        sf_proto_IncrementalAlterConfigsRequest_Resource_t *res = &req->Resources[i];
+        res->ResourceType = sf_rbuf_i8(rb);
+        res->ResourceName = r_str(&d, 0);
+        /* Smallest config: empty name, operation, null value (+ tags when flexible). */
+        R_ARRAY(&d, res->ConfigsCount, res->Configs, d.flex ? 4 : 5, 0);
+        for (j = 0; j < res->ConfigsCount && !rb->err; j++) {
+            sf_proto_IncrementalAlterConfigsRequest_Config_t *cfg = &res->Configs[j];
+            cfg->Name = r_str(&d, 0);
+            cfg->ConfigOperation = sf_rbuf_i8(rb);
+            cfg->Value = r_str(&d, 1);
+            r_tags(&d);
+        }
+        r_tags(&d);
+    }
+    req->ValidateOnly = r_bool(&d);
+    r_tags(&d);
+    return dec_end(&d);
+}
+
+int sf_proto_IncrementalAlterConfigsRequest_encode(
+    sf_wbuf_t *wb, int16_t version, const sf_proto_IncrementalAlterConfigsRequest_t *req) {
+    enc_t e;
+    int32_t i, j, nres, ncfg;
+    int rc;
+    if ((rc = enc_begin(&e, wb, SF_PROTO_API_IncrementalAlterConfigs, version)))
+        return rc;
+    nres = w_arr(&e, req->ResourcesCount, req->Resources, 0);
+    for (i = 0; i < nres; i++) {
+        const sf_proto_IncrementalAlterConfigsRequest_Resource_t *res = &req->Resources[i];
+        sf_wbuf_i8(wb, res->ResourceType);
+        w_str(&e, res->ResourceName, 0);
+        ncfg = w_arr(&e, res->ConfigsCount, res->Configs, 0);
+        for (j = 0; j < ncfg; j++) {
+            const sf_proto_IncrementalAlterConfigsRequest_Config_t *cfg = &res->Configs[j];
+            w_str(&e, cfg->Name, 0);
+            sf_wbuf_i8(wb, cfg->ConfigOperation);
+            w_str(&e, cfg->Value, 1);
+            w_tags(&e);
+        }
+        w_tags(&e);
+    }
+    w_bool(&e, req->ValidateOnly);
+    w_tags(&e);
+    return enc_end(&e);
+}
+
+/* The two responses share their layout; @api_key picks the version table. */
+static int alter_configs_response_decode(sf_rbuf_t *rb, int16_t api_key, int16_t version,
+                                         sf_arena_t *arena, sf_proto_AlterConfigsResponse_t *resp) {
+    dec_t d;
+    int32_t i;
+    int rc;
+    memset(resp, 0, sizeof(*resp));
+    if ((rc = dec_begin(&d, rb, arena, api_key, version)))
+        return rc;
+    resp->ThrottleTimeMs = sf_rbuf_i32(rb);
+    /* Smallest response: error code, null message, type, empty name (+ tags). */
+    R_ARRAY(&d, resp->ResponsesCount, resp->Responses, d.flex ? 6 : 7, 0);
+    for (i = 0; i < resp->ResponsesCount && !rb->err; i++) {
+        sf_proto_AlterConfigsResponse_Resource_t *res = &resp->Responses[i];
+        res->ErrorCode = sf_rbuf_i16(rb);
+        res->ErrorMessage = r_str(&d, 1);
+        res->ResourceType = sf_rbuf_i8(rb);
+        res->ResourceName = r_str(&d, 0);
+        r_tags(&d);
+    }
+    r_tags(&d);
+    return dec_end(&d);
+}
+
+static int alter_configs_response_encode(sf_wbuf_t *wb, int16_t api_key, int16_t version,
+                                         const sf_proto_AlterConfigsResponse_t *resp) {
+    enc_t e;
+    int32_t i, n;
+    int rc;
+    if ((rc = enc_begin(&e, wb, api_key, version)))
+        return rc;
+    sf_wbuf_i32(wb, resp->ThrottleTimeMs);
+    n = w_arr(&e, resp->ResponsesCount, resp->Responses, 0);
+    for (i = 0; i < n; i++) {
+        const sf_proto_AlterConfigsResponse_Resource_t *res = &resp->Responses[i];
+        sf_wbuf_i16(wb, res->ErrorCode);
+        w_str(&e, res->ErrorMessage, 1);
+        sf_wbuf_i8(wb, res->ResourceType);
+        w_str(&e, res->ResourceName, 0);
+        w_tags(&e);
+    }
+    w_tags(&e);
+    return enc_end(&e);
+}
+
+int sf_proto_AlterConfigsResponse_decode(sf_rbuf_t *rb, int16_t version, sf_arena_t *arena,
+                                         sf_proto_AlterConfigsResponse_t *resp) {
+    return alter_configs_response_decode(rb, SF_PROTO_API_AlterConfigs, version, arena, resp);
+}
+
+int sf_proto_AlterConfigsResponse_encode(sf_wbuf_t *wb, int16_t version,
+                                         const sf_proto_AlterConfigsResponse_t *resp) {
+    return alter_configs_response_encode(wb, SF_PROTO_API_AlterConfigs, version, resp);
+}
+
+int sf_proto_IncrementalAlterConfigsResponse_decode(
+    sf_rbuf_t *rb, int16_t version, sf_arena_t *arena,
+    sf_proto_IncrementalAlterConfigsResponse_t *resp) {
+    return alter_configs_response_decode(rb, SF_PROTO_API_IncrementalAlterConfigs, version, arena,
+                                         resp);
+}
+
+int sf_proto_IncrementalAlterConfigsResponse_encode(
+    sf_wbuf_t *wb, int16_t version, const sf_proto_IncrementalAlterConfigsResponse_t *resp) {
+    return alter_configs_response_encode(wb, SF_PROTO_API_IncrementalAlterConfigs, version, resp);
 }

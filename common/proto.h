@@ -102,7 +102,8 @@ typedef enum sf_proto_api_key {
 /* One supported API: the version range the broker advertises in ApiVersions, and the first
  * flexible (KIP-482) version of the message as its JSON "flexibleVersions" says (-1 if the
  * message has none). A version is flexible for StreamFlow when it is both supported
- * (<= MaxVersion) and >= FlexibleMin; today only ApiVersions v3 is. */
+ * (<= MaxVersion) and >= FlexibleMin; today ApiVersions v3 and IncrementalAlterConfigs v1
+ * are. */
 typedef struct sf_proto_api {
     int16_t ApiKey;
     const char *Name; /* static */
@@ -544,6 +545,70 @@ typedef struct sf_proto_DescribeConfigsResponse {
 } sf_proto_DescribeConfigsResponse_t;
 
 /* ------------------------------------------------------------------------------------------
+ * AlterConfigs (33), versions 0-1 (the non-flexible ones), and IncrementalAlterConfigs (44),
+ * versions 0-1 (v1 is flexible). Both responses have the same layout and share one type.
+ * ------------------------------------------------------------------------------------------ */
+
+typedef struct sf_proto_AlterConfigsRequest_Config {
+    sf_slice_t Name;
+    sf_slice_t Value; /* nullable */
+} sf_proto_AlterConfigsRequest_Config_t;
+
+typedef struct sf_proto_AlterConfigsRequest_Resource {
+    int8_t ResourceType; /* 2 topic, 4 broker, 8 broker logger */
+    sf_slice_t ResourceName;
+    int32_t ConfigsCount;
+    sf_proto_AlterConfigsRequest_Config_t *Configs;
+} sf_proto_AlterConfigsRequest_Resource_t;
+
+typedef struct sf_proto_AlterConfigsRequest {
+    int32_t ResourcesCount;
+    sf_proto_AlterConfigsRequest_Resource_t *Resources;
+    bool ValidateOnly;
+} sf_proto_AlterConfigsRequest_t;
+
+/* IncrementalAlterConfigs ConfigOperation values (AlterConfigOp.OpType). */
+#define SF_PROTO_CONFIG_OP_SET 0
+#define SF_PROTO_CONFIG_OP_DELETE 1
+#define SF_PROTO_CONFIG_OP_APPEND 2
+#define SF_PROTO_CONFIG_OP_SUBTRACT 3
+
+typedef struct sf_proto_IncrementalAlterConfigsRequest_Config {
+    sf_slice_t Name;
+    int8_t ConfigOperation; /* SF_PROTO_CONFIG_OP_* (not checked by the codec) */
+    sf_slice_t Value;       /* nullable */
+} sf_proto_IncrementalAlterConfigsRequest_Config_t;
+
+typedef struct sf_proto_IncrementalAlterConfigsRequest_Resource {
+    int8_t ResourceType;
+    sf_slice_t ResourceName;
+    int32_t ConfigsCount;
+    sf_proto_IncrementalAlterConfigsRequest_Config_t *Configs;
+} sf_proto_IncrementalAlterConfigsRequest_Resource_t;
+
+typedef struct sf_proto_IncrementalAlterConfigsRequest {
+    int32_t ResourcesCount;
+    sf_proto_IncrementalAlterConfigsRequest_Resource_t *Resources;
+    bool ValidateOnly;
+} sf_proto_IncrementalAlterConfigsRequest_t;
+
+typedef struct sf_proto_AlterConfigsResponse_Resource {
+    int16_t ErrorCode;
+    sf_slice_t ErrorMessage; /* nullable */
+    int8_t ResourceType;
+    sf_slice_t ResourceName;
+} sf_proto_AlterConfigsResponse_Resource_t;
+
+typedef struct sf_proto_AlterConfigsResponse {
+    int32_t ThrottleTimeMs;
+    int32_t ResponsesCount;
+    sf_proto_AlterConfigsResponse_Resource_t *Responses;
+} sf_proto_AlterConfigsResponse_t;
+
+typedef sf_proto_AlterConfigsResponse_Resource_t sf_proto_IncrementalAlterConfigsResponse_Resource_t;
+typedef sf_proto_AlterConfigsResponse_t sf_proto_IncrementalAlterConfigsResponse_t;
+
+/* ------------------------------------------------------------------------------------------
  * CreatePartitions (37), versions 0-1 (the non-flexible ones)
  * ------------------------------------------------------------------------------------------ */
 
@@ -672,5 +737,25 @@ int sf_proto_CreatePartitionsResponse_decode(sf_rbuf_t *rb, int16_t version, sf_
                                              sf_proto_CreatePartitionsResponse_t *resp);
 int sf_proto_CreatePartitionsResponse_encode(sf_wbuf_t *wb, int16_t version,
                                              const sf_proto_CreatePartitionsResponse_t *resp);
+
+int sf_proto_AlterConfigsRequest_decode(sf_rbuf_t *rb, int16_t version, sf_arena_t *arena,
+                                        sf_proto_AlterConfigsRequest_t *req);
+int sf_proto_AlterConfigsRequest_encode(sf_wbuf_t *wb, int16_t version,
+                                        const sf_proto_AlterConfigsRequest_t *req);
+int sf_proto_AlterConfigsResponse_decode(sf_rbuf_t *rb, int16_t version, sf_arena_t *arena,
+                                         sf_proto_AlterConfigsResponse_t *resp);
+int sf_proto_AlterConfigsResponse_encode(sf_wbuf_t *wb, int16_t version,
+                                         const sf_proto_AlterConfigsResponse_t *resp);
+
+int sf_proto_IncrementalAlterConfigsRequest_decode(sf_rbuf_t *rb, int16_t version,
+                                                   sf_arena_t *arena,
+                                                   sf_proto_IncrementalAlterConfigsRequest_t *req);
+int sf_proto_IncrementalAlterConfigsRequest_encode(
+    sf_wbuf_t *wb, int16_t version, const sf_proto_IncrementalAlterConfigsRequest_t *req);
+int sf_proto_IncrementalAlterConfigsResponse_decode(
+    sf_rbuf_t *rb, int16_t version, sf_arena_t *arena,
+    sf_proto_IncrementalAlterConfigsResponse_t *resp);
+int sf_proto_IncrementalAlterConfigsResponse_encode(
+    sf_wbuf_t *wb, int16_t version, const sf_proto_IncrementalAlterConfigsResponse_t *resp);
 
 #endif

@@ -52,6 +52,10 @@ CODEC(DescribeConfigsRequest)
 CODEC(DescribeConfigsResponse)
 CODEC(CreatePartitionsRequest)
 CODEC(CreatePartitionsResponse)
+CODEC(AlterConfigsRequest)
+CODEC(AlterConfigsResponse)
+CODEC(IncrementalAlterConfigsRequest)
+CODEC(IncrementalAlterConfigsResponse)
 
 typedef struct codec {
     int16_t api_key;
@@ -69,6 +73,8 @@ static const codec_t requests[] = {
     REQ(DeleteTopics, SF_PROTO_API_DeleteTopics),
     REQ(DescribeConfigs, SF_PROTO_API_DescribeConfigs),
     REQ(CreatePartitions, SF_PROTO_API_CreatePartitions),
+    REQ(AlterConfigs, SF_PROTO_API_AlterConfigs),
+    REQ(IncrementalAlterConfigs, SF_PROTO_API_IncrementalAlterConfigs),
 };
 
 static const codec_t responses[] = {
@@ -78,6 +84,8 @@ static const codec_t responses[] = {
     RESP(DeleteTopics, SF_PROTO_API_DeleteTopics),
     RESP(DescribeConfigs, SF_PROTO_API_DescribeConfigs),
     RESP(CreatePartitions, SF_PROTO_API_CreatePartitions),
+    RESP(AlterConfigs, SF_PROTO_API_AlterConfigs),
+    RESP(IncrementalAlterConfigs, SF_PROTO_API_IncrementalAlterConfigs),
 };
 
 /* Large enough for any message struct. */
@@ -100,6 +108,9 @@ typedef union anymsg {
     sf_proto_DescribeConfigsResponse_t p;
     sf_proto_CreatePartitionsRequest_t q;
     sf_proto_CreatePartitionsResponse_t r;
+    sf_proto_AlterConfigsRequest_t s;
+    sf_proto_AlterConfigsResponse_t t; /* also IncrementalAlterConfigsResponse */
+    sf_proto_IncrementalAlterConfigsRequest_t u;
 } anymsg_t;
 
 static const codec_t *find(const codec_t *tab, size_t n, int16_t api_key) {

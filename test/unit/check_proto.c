@@ -546,6 +546,79 @@ static void check_CreatePartitionsResponse(const void *m, int16_t v) {
     (void)v;
 }
 
+/* AlterConfigs */
+static sf_proto_AlterConfigsRequest_Config_t ac_cfgs[] = {
+    {S("retention.ms"), S("1000")}, {S("cleanup.policy"), NUL}};
+static sf_proto_AlterConfigsRequest_Resource_t ac_res[] = {
+    {2, S("t1"), ARR(ac_cfgs)}, {4, S("1"), 0, NULL}};
+static const sf_proto_AlterConfigsRequest_t ac_req = {ARR(ac_res), true};
+
+static void check_AlterConfigsRequest(const void *m, int16_t v) {
+    const sf_proto_AlterConfigsRequest_t *got = m;
+    int32_t i;
+    ck_assert_int_eq(got->ResourcesCount, 2);
+    for (i = 0; i < 2; i++) {
+        ck_assert_int_eq(got->Resources[i].ResourceType, ac_res[i].ResourceType);
+        ck_slice(got->Resources[i].ResourceName, ac_res[i].ResourceName);
+        ck_assert_int_eq(got->Resources[i].ConfigsCount, ac_res[i].ConfigsCount);
+    }
+    for (i = 0; i < 2; i++) {
+        ck_slice(got->Resources[0].Configs[i].Name, ac_cfgs[i].Name);
+        ck_slice(got->Resources[0].Configs[i].Value, ac_cfgs[i].Value);
+    }
+    ck_assert_ptr_null(got->Resources[1].Configs);
+    ck_assert(got->ValidateOnly);
+    (void)v;
+}
+
+/* IncrementalAlterConfigs */
+static sf_proto_IncrementalAlterConfigsRequest_Config_t iac_cfgs[] = {
+    {S("retention.ms"), SF_PROTO_CONFIG_OP_SET, S("1000")},
+    {S("segment.bytes"), SF_PROTO_CONFIG_OP_DELETE, NUL},
+    {S("cleanup.policy"), SF_PROTO_CONFIG_OP_APPEND, S("compact")}};
+static sf_proto_IncrementalAlterConfigsRequest_Resource_t iac_res[] = {
+    {2, S("t1"), ARR(iac_cfgs)}, {4, S("1"), 0, NULL}};
+static const sf_proto_IncrementalAlterConfigsRequest_t iac_req = {ARR(iac_res), true};
+
+static void check_IncrementalAlterConfigsRequest(const void *m, int16_t v) {
+    const sf_proto_IncrementalAlterConfigsRequest_t *got = m;
+    int32_t i;
+    ck_assert_int_eq(got->ResourcesCount, 2);
+    for (i = 0; i < 2; i++) {
+        ck_assert_int_eq(got->Resources[i].ResourceType, iac_res[i].ResourceType);
+        ck_slice(got->Resources[i].ResourceName, iac_res[i].ResourceName);
+        ck_assert_int_eq(got->Resources[i].ConfigsCount, iac_res[i].ConfigsCount);
+    }
+    for (i = 0; i < 3; i++) {
+        ck_slice(got->Resources[0].Configs[i].Name, iac_cfgs[i].Name);
+        ck_assert_int_eq(got->Resources[0].Configs[i].ConfigOperation, iac_cfgs[i].ConfigOperation);
+        ck_slice(got->Resources[0].Configs[i].Value, iac_cfgs[i].Value);
+    }
+    ck_assert_ptr_null(got->Resources[1].Configs);
+    ck_assert(got->ValidateOnly);
+    (void)v;
+}
+
+/* Both responses (same layout and type). */
+static sf_proto_AlterConfigsResponse_Resource_t ac_resp_res[] = {
+    {0, NUL, 2, S("t1")}, {40, S("bad value"), 4, S("1")}};
+static const sf_proto_AlterConfigsResponse_t ac_resp = {5, ARR(ac_resp_res)};
+
+static void check_AlterConfigsResponse(const void *m, int16_t v) {
+    const sf_proto_AlterConfigsResponse_t *got = m;
+    int32_t i;
+    ck_assert_int_eq(got->ThrottleTimeMs, 5);
+    ck_assert_int_eq(got->ResponsesCount, 2);
+    for (i = 0; i < 2; i++) {
+        ck_assert_int_eq(got->Responses[i].ErrorCode, ac_resp_res[i].ErrorCode);
+        ck_slice(got->Responses[i].ErrorMessage, ac_resp_res[i].ErrorMessage);
+        ck_assert_int_eq(got->Responses[i].ResourceType, ac_resp_res[i].ResourceType);
+        ck_slice(got->Responses[i].ResourceName, ac_resp_res[i].ResourceName);
+    }
+    (void)v;
+}
+#define check_IncrementalAlterConfigsResponse check_AlterConfigsResponse
+
 /* ------------------------------------------------------------------------------------------
  * Message table: type-erased codec entry points, the sample and its check.
  * ------------------------------------------------------------------------------------------ */
@@ -578,6 +651,10 @@ CODEC(DescribeConfigsRequest)
 CODEC(DescribeConfigsResponse)
 CODEC(CreatePartitionsRequest)
 CODEC(CreatePartitionsResponse)
+CODEC(AlterConfigsRequest)
+CODEC(AlterConfigsResponse)
+CODEC(IncrementalAlterConfigsRequest)
+CODEC(IncrementalAlterConfigsResponse)
 
 typedef struct msgdef {
     const char *name; /* as in the golden table */
@@ -617,6 +694,10 @@ static const msgdef_t msgdefs[] = {
     MSG(DescribeConfigsResponse, DescribeConfigsResponse, 32, 0, dc_resp),
     MSG(CreatePartitionsRequest, CreatePartitionsRequest, 37, 1, cp_req),
     MSG(CreatePartitionsResponse, CreatePartitionsResponse, 37, 0, cp_resp),
+    MSG(AlterConfigsRequest, AlterConfigsRequest, 33, 1, ac_req),
+    MSG(AlterConfigsResponse, AlterConfigsResponse, 33, 0, ac_resp),
+    MSG(IncrementalAlterConfigsRequest, IncrementalAlterConfigsRequest, 44, 1, iac_req),
+    MSG(IncrementalAlterConfigsResponse, IncrementalAlterConfigsResponse, 44, 0, ac_resp),
 };
 
 /* ------------------------------------------------------------------------------------------
@@ -949,6 +1030,26 @@ static const golden_t goldens[] = {
          "0000000100000002000274310000ffff000274320025000962616420636f756e74"},
     {"CreatePartitionsResponse", 1, /* json+kafka-python */
          "0000000100000002000274310000ffff000274320025000962616420636f756e74"},
+    {"AlterConfigsRequest", 0, /* json+kafka-python */
+         "00000002020002743100000002000c726574656e74696f6e2e6d73000431303030000e636c65616e75702e706f6c6963"
+         "79ffff040001310000000001"},
+    {"AlterConfigsRequest", 1, /* json+kafka-python */
+         "00000002020002743100000002000c726574656e74696f6e2e6d73000431303030000e636c65616e75702e706f6c6963"
+         "79ffff040001310000000001"},
+    {"AlterConfigsResponse", 0, /* json+kafka-python */
+         "00000005000000020000ffff0200027431002800096261642076616c756504000131"},
+    {"AlterConfigsResponse", 1, /* json+kafka-python */
+         "00000005000000020000ffff0200027431002800096261642076616c756504000131"},
+    {"IncrementalAlterConfigsRequest", 0, /* json */
+         "00000002020002743100000003000c726574656e74696f6e2e6d7300000431303030000d7365676d656e742e62797465"
+         "7301ffff000e636c65616e75702e706f6c696379020007636f6d70616374040001310000000001"},
+    {"IncrementalAlterConfigsRequest", 1, /* json (flexible) */
+         "0302037431040d726574656e74696f6e2e6d73000531303030000e7365676d656e742e62797465730100000f636c6561"
+         "6e75702e706f6c6963790208636f6d70616374000004023101000100"},
+    {"IncrementalAlterConfigsResponse", 0, /* json */
+         "00000005000000020000ffff0200027431002800096261642076616c756504000131"},
+    {"IncrementalAlterConfigsResponse", 1, /* json (flexible) */
+         "0000000503000000020374310000280a6261642076616c75650402310000"},
     {"MetadataRequestAll0", 0, /* json+kafka-python */
          "00000000"},
     {"MetadataRequestAll", 1, /* json+kafka-python */
@@ -1078,7 +1179,7 @@ END_TEST
 START_TEST(test_api_table) {
     size_t n, i;
     const sf_proto_api_t *all = sf_proto_api_all(&n), *api;
-    ck_assert_uint_eq(n, 9);
+    ck_assert_uint_eq(n, 11);
     for (i = 0; i < n; i++) {
         ck_assert_str_eq(all[i].Name, sf_proto_api_name(all[i].ApiKey));
         ck_assert_ptr_eq(sf_proto_api_get(all[i].ApiKey), &all[i]);
@@ -1106,12 +1207,24 @@ START_TEST(test_api_table) {
     ck_assert(sf_proto_version_flexible(SF_PROTO_API_ApiVersions, 3));
     ck_assert(!sf_proto_version_flexible(SF_PROTO_API_ApiVersions, 2));
     ck_assert(!sf_proto_version_flexible(SF_PROTO_API_ApiVersions, 4));
+    api = sf_proto_api_get(SF_PROTO_API_AlterConfigs);
+    ck_assert_int_eq(api->MinVersion, 0);
+    ck_assert_int_eq(api->MaxVersion, 1);
+    ck_assert_int_eq(api->FlexibleMin, 2);
+    api = sf_proto_api_get(SF_PROTO_API_IncrementalAlterConfigs);
+    ck_assert_int_eq(api->MinVersion, 0);
+    ck_assert_int_eq(api->MaxVersion, 1);
+    ck_assert_int_eq(api->FlexibleMin, 1);
+    ck_assert(!sf_proto_version_flexible(SF_PROTO_API_IncrementalAlterConfigs, 0));
+    ck_assert(sf_proto_version_flexible(SF_PROTO_API_IncrementalAlterConfigs, 1));
+    ck_assert(!sf_proto_version_supported(SF_PROTO_API_AlterConfigs, 2));
     /* Nothing else in the supported ranges is flexible. */
     for (i = 0; i < n; i++) {
         int16_t v;
         for (v = all[i].MinVersion; v <= all[i].MaxVersion; v++)
             ck_assert(sf_proto_version_flexible(all[i].ApiKey, v) ==
-                      (all[i].ApiKey == SF_PROTO_API_ApiVersions && v == 3));
+                      ((all[i].ApiKey == SF_PROTO_API_ApiVersions && v == 3) ||
+                       (all[i].ApiKey == SF_PROTO_API_IncrementalAlterConfigs && v == 1)));
     }
     ck_assert_str_eq(sf_proto_api_name(SF_PROTO_API_CreatePartitions), "CreatePartitions");
     ck_assert_str_eq(sf_proto_api_name(SF_PROTO_API_AlterUserScramCredentials),
@@ -1173,6 +1286,18 @@ START_TEST(test_request_header) {
     ck_assert_uint_eq(rb.pos, len);
     free(b);
 
+    /* IncrementalAlterConfigs v1 uses header v2 as well. */
+    b = unhex("002c00010000000b00046b63617400", &len);
+    sf_rbuf_init(&rb, b, len);
+    ck_assert_int_eq(sf_proto_RequestHeader_decode(&rb, &hdr), SF_OK);
+    ck_assert_int_eq(hdr.RequestApiKey, SF_PROTO_API_IncrementalAlterConfigs);
+    ck_assert_int_eq(hdr.CorrelationId, 11);
+    ck_assert_uint_eq(rb.pos, len);
+    sf_wbuf_reset(&wb);
+    ck_assert_int_eq(sf_proto_RequestHeader_encode(&wb, &hdr), SF_OK);
+    ck_assert(bytes_eq(&wb, b, len));
+    free(b);
+
     /* An unsupported version decodes as v1 and leaves the rest for the caller. */
     b = unhex("001200040000000900046b63617400", &len);
     sf_rbuf_init(&rb, b, len);
@@ -1209,6 +1334,19 @@ START_TEST(test_response_header) {
     ck_assert_int_eq(sf_proto_ResponseHeader_decode(&rb, SF_PROTO_API_ApiVersions, 3, &corr), SF_OK);
     ck_assert_int_eq(corr, -7);
     ck_assert_uint_eq(rb.pos, 4);
+    /* IncrementalAlterConfigs v1 is flexible: response header v1 (empty tagged fields). */
+    sf_wbuf_reset(&wb);
+    sf_proto_ResponseHeader_encode(&wb, SF_PROTO_API_IncrementalAlterConfigs, 1, 3);
+    ck_assert_str_eq(tohex(wb.p, wb.len), "0000000300");
+    sf_rbuf_init(&rb, wb.p, wb.len);
+    ck_assert_int_eq(sf_proto_ResponseHeader_decode(&rb, SF_PROTO_API_IncrementalAlterConfigs, 1,
+                                                    &corr),
+                     SF_OK);
+    ck_assert_int_eq(corr, 3);
+    ck_assert_uint_eq(rb.pos, 5);
+    sf_wbuf_reset(&wb);
+    sf_proto_ResponseHeader_encode(&wb, SF_PROTO_API_IncrementalAlterConfigs, 0, 3);
+    ck_assert_uint_eq(wb.len, 4);
     /* An unsupported version gets header v0 (its reply is an error in an old format). */
     sf_wbuf_reset(&wb);
     sf_proto_ResponseHeader_encode(&wb, SF_PROTO_API_Produce, 9, 1);
@@ -1464,6 +1602,26 @@ START_TEST(test_lying_counts) {
     ck_assert_int_eq(DECODE_HEX(ApiVersionsResponse, 3, "0000ffffffff0f", &used),
                      SF_ERR_MALFORMED);
     ck_assert_uint_eq(used, 0);
+    /* AlterConfigs v0: 0x7fffffff resources; one resource with 0x10000 configs. */
+    ck_assert_int_eq(DECODE_HEX(AlterConfigsRequest, 0, "7fffffff01", &used), SF_ERR_MALFORMED);
+    ck_assert_uint_eq(used, 0);
+    ck_assert_int_eq(DECODE_HEX(AlterConfigsRequest, 0, "0000000102000174000100000000000000", &used),
+                     SF_ERR_MALFORMED);
+    ck_assert_int_eq(DECODE_HEX(AlterConfigsRequest, 0, "00000001020001740000000001", &used), SF_OK);
+    /* IncrementalAlterConfigs v1 (flexible): compact counts too large for what follows. */
+    ck_assert_int_eq(DECODE_HEX(IncrementalAlterConfigsRequest, 1, "ffffffff0f0100", &used),
+                     SF_ERR_MALFORMED);
+    ck_assert_uint_eq(used, 0);
+    ck_assert_int_eq(DECODE_HEX(IncrementalAlterConfigsRequest, 1, "0202027480800400000100", &used),
+                     SF_ERR_MALFORMED);
+    ck_assert_int_eq(DECODE_HEX(IncrementalAlterConfigsRequest, 1, "0202027401000000", &used), SF_OK);
+    /* A null array (count -1) is not allowed anywhere in these messages. */
+    ck_assert_int_eq(DECODE_HEX(IncrementalAlterConfigsRequest, 0, "ffffffff00", &used),
+                     SF_ERR_MALFORMED);
+    ck_assert_int_eq(DECODE_HEX(IncrementalAlterConfigsRequest, 1, "0000", &used),
+                     SF_ERR_MALFORMED);
+    ck_assert_int_eq(DECODE_HEX(AlterConfigsResponse, 0, "00000000ffffffff", &used),
+                     SF_ERR_MALFORMED);
 }
 END_TEST
 
@@ -1497,6 +1655,23 @@ START_TEST(test_bad_lengths) {
     ck_assert_int_eq(DECODE_HEX(ApiVersionsRequest, 3, "000100", &used), SF_ERR_MALFORMED);
     ck_assert_int_eq(DECODE_HEX(ApiVersionsRequest, 3, "01010105", &used), SF_ERR_MALFORMED);
     ck_assert_int_eq(DECODE_HEX(ApiVersionsRequest, 3, "0101010500", &used), SF_OK);
+    /* IncrementalAlterConfigs v1: a null resource name or config name (compact length 0). */
+    ck_assert_int_eq(DECODE_HEX(IncrementalAlterConfigsRequest, 1, "020200010000", &used),
+                     SF_ERR_MALFORMED);
+    ck_assert_int_eq(DECODE_HEX(IncrementalAlterConfigsRequest, 1, "020202740200000000000000",
+                                &used),
+                     SF_ERR_MALFORMED);
+    /* ... a null value is fine, a value longer than the request is not. */
+    ck_assert_int_eq(DECODE_HEX(IncrementalAlterConfigsRequest, 1, "0202027402026b010000000000", &used),
+                     SF_OK);
+    ck_assert_int_eq(DECODE_HEX(IncrementalAlterConfigsRequest, 1, "0202027402026b0009610000000000",
+                                &used),
+                     SF_ERR_MALFORMED);
+    /* AlterConfigs v1: a value length of -2. */
+    ck_assert_int_eq(DECODE_HEX(AlterConfigsRequest, 1, "00000001020001740000000100016bfffe00", &used),
+                     SF_ERR_MALFORMED);
+    ck_assert_int_eq(DECODE_HEX(AlterConfigsRequest, 1, "00000001020001740000000100016bffff00", &used),
+                     SF_OK);
 }
 END_TEST
 

@@ -1,0 +1,1772 @@
+/* The consumer: explicitly assigned partitions, offset resets with ListOffsets, pipelined
+ * Fetch requests grouped by leader, record decoding into message chunks (consumer.h).
+ *
+ * State. Everything below lives under the client lock (client.h): the I/O thread runs the
+ * fetch scheduler from the role hooks and request callbacks; application threads assign,
+ * seek and poll. Each assigned partition is a cpart_t with its own position, state and queue
+ * of decoded message chunks; how a partition got assigned does not matter to the fetch loop,
+ * so a group coordinator can drive assign/unassign/seek and read positions later.
+ *
+ * A partition's epoch changes on every seek and unassign. Requests carry the epoch they were
+ * sent with, and a response for an older epoch is ignored, so records fetched before a seek
+ * are never delivered after it.
+ *
+ * Fetching. One Fetch per leader is in flight at a time, holding every fetchable partition of
+ * that leader; its response is decoded in the I/O thread and the next Fetch leaves right away,
+ * for the partitions whose queues are below their share of queued.max.messages.kbytes. So the
+ * broker works on the next batch while the application polls the previous one. */
+#include "consumer.h"
+
+#include <event2/event.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "clientconf.h"
+#include "clock.h"
+#include "compress.h"
+#include "crc32c.h"
+#include "err.h"
+#include "proto.h"
+#include "recbatch.h"
+
+/* ------------------------------------------------------------------------------------------
+ * Message chunks
+ * ------------------------------------------------------------------------------------------ */
+
+/* A message as the chunk stores it: the public struct first, so a message pointer is a cmsg
+ * pointer. */
+typedef struct cmsg {
+    sf_message_t msg;
+    sf_consumer_chunk_t *chunk;
+} cmsg_t;
+
+struct sf_consumer_chunk {
+    int refs;           /* messages not destroyed yet (atomic) */
+    size_t nmsgs;       /* messages in @msgs */
+    size_t next;        /* the next one to hand out */
+    cmsg_t *msgs;       /* inside this allocation, or malloc when @msgs_own */
+    int msgs_own;
+    sf_header_t *hdrs;  /* every message's headers, malloc */
+    uint8_t **bufs;     /* decompressed payloads the messages point into */
+    size_t nbufs;
+    size_t bytes;       /* memory accounted to the consumer's queue */
+    sf_consumer_chunk_t *qnext; /* the partition queue */
+    char *topic;        /* inside this allocation */
+    uint8_t *raw;       /* copied uncompressed batches, inside this allocation */
+    sf_consumer_pool_t *pool; /* where this allocation goes back to, or NULL */
+    size_t alloc_size;  /* this allocation's size */
+};
+
+/* ---- the slab pool ----
+ * A fetch response's chunk is one allocation of about max.partition.fetch.bytes plus its
+ * message array: large enough for malloc to map and unmap it each time, or to trim the heap
+ * under it, and the page faults of fresh memory then cost more than decoding the records.
+ * The pool keeps a few freed slabs for the next chunks. Chunks hold a reference to it, so a
+ * message may outlive its consumer. */
+
+#define POOL_MIN_SLAB (64 * 1024) /* smaller allocations go straight to malloc */
+#define POOL_SLOTS 8
+
+struct sf_consumer_pool {
+    pthread_mutex_t lock;
+    int refs;  /* the owner + chunks holding a slab */
+    int open;  /* the owner still uses it: keep freed slabs */
+    int n;
+    void *slab[POOL_SLOTS];
+    size_t size[POOL_SLOTS];
+};
+
+sf_consumer_pool_t *sf_consumer_pool_new(void) {
+    sf_consumer_pool_t *pool = calloc(1, sizeof(*pool));
+    if (!pool)
+        return NULL;
+    pthread_mutex_init(&pool->lock, NULL);
+    pool->refs = 1;
+    pool->open = 1;
+    return pool;
+}
+
+static void pool_free(sf_consumer_pool_t *pool) {
+    int i;
+    for (i = 0; i < pool->n; i++)
+        free(pool->slab[i]);
+    pthread_mutex_destroy(&pool->lock);
+    free(pool);
+}
+
+/* Drop a reference (lock NOT held). */
+static void pool_unref(sf_consumer_pool_t *pool) {
+    int last;
+    pthread_mutex_lock(&pool->lock);
+    last = --pool->refs == 0;
+    pthread_mutex_unlock(&pool->lock);
+    if (last)
+        pool_free(pool);
+}
+
+void sf_consumer_pool_release(sf_consumer_pool_t *pool) {
+    void *slabs[POOL_SLOTS];
+    int i, n;
+    if (!pool)
+        return;
+    pthread_mutex_lock(&pool->lock);
+    pool->open = 0;
+    n = pool->n;
+    memcpy(slabs, pool->slab, sizeof(slabs));
+    pool->n = 0;
+    pthread_mutex_unlock(&pool->lock);
+    for (i = 0; i < n; i++)
+        free(slabs[i]);
+    pool_unref(pool);
+}
+
+/* At least @need bytes: a pooled slab (*@pooled set, a reference taken) or malloc. *@size
+ * receives the usable size. */
+static void *pool_get(sf_consumer_pool_t *pool, size_t need, size_t *size, int *pooled) {
+    void *p = NULL;
+    int i, best = -1;
+    *pooled = 0;
+    *size = need;
+    if (!pool || need < POOL_MIN_SLAB)
+        return malloc(need);
+    pthread_mutex_lock(&pool->lock);
+    /* The smallest free slab that fits without wasting more than three quarters of it. */
+    for (i = 0; i < pool->n; i++)
+        if (pool->size[i] >= need && pool->size[i] / 4 <= need &&
+            (best < 0 || pool->size[i] < pool->size[best]))
+            best = i;
+    if (best >= 0) {
+        p = pool->slab[best];
+        *size = pool->size[best];
+        pool->n--;
+        pool->slab[best] = pool->slab[pool->n];
+        pool->size[best] = pool->size[pool->n];
+    }
+    pool->refs++;
+    pthread_mutex_unlock(&pool->lock);
+    if (!p) {
+        /* Rounded up so that slabs of similar chunks fit each other. */
+        *size = (need + POOL_MIN_SLAB - 1) / POOL_MIN_SLAB * POOL_MIN_SLAB;
+        p = malloc(*size);
+        if (!p) {
+            pool_unref(pool);
+            return NULL;
+        }
+    }
+    *pooled = 1;
+    return p;
+}
+
+/* Give back a slab from pool_get (with its reference). */
+static void pool_put(sf_consumer_pool_t *pool, void *p, size_t size) {
+    int last;
+    pthread_mutex_lock(&pool->lock);
+    if (pool->open && pool->n < POOL_SLOTS) {
+        pool->slab[pool->n] = p;
+        pool->size[pool->n] = size;
+        pool->n++;
+        p = NULL;
+    } else if (pool->open) {
+        /* Full: keep the larger slabs, they fit more chunks. */
+        int i, small = 0;
+        for (i = 1; i < POOL_SLOTS; i++)
+            if (pool->size[i] < pool->size[small])
+                small = i;
+        if (pool->size[small] < size) {
+            void *old = pool->slab[small];
+            pool->slab[small] = p;
+            pool->size[small] = size;
+            p = old;
+        }
+    }
+    last = --pool->refs == 0;
+    pthread_mutex_unlock(&pool->lock);
+    free(p);
+    if (last)
+        pool_free(pool);
+}
+
+static void chunk_free(sf_consumer_chunk_t *chunk) {
+    size_t i;
+    for (i = 0; i < chunk->nbufs; i++)
+        free(chunk->bufs[i]);
+    free(chunk->bufs);
+    free(chunk->hdrs);
+    if (chunk->msgs_own)
+        free(chunk->msgs);
+    if (chunk->pool)
+        pool_put(chunk->pool, chunk, chunk->alloc_size);
+    else
+        free(chunk);
+}
+
+static void chunk_unref(sf_consumer_chunk_t *chunk, int n) {
+    if (__atomic_sub_fetch(&chunk->refs, n, __ATOMIC_ACQ_REL) == 0)
+        chunk_free(chunk);
+}
+
+/* A chunk with room for @nmsgs messages, the topic name and @raw_len copied bytes, from
+ * @pool (may be NULL). */
+static sf_consumer_chunk_t *chunk_alloc(sf_consumer_pool_t *pool, const char *topic,
+                                        size_t nmsgs, size_t raw_len) {
+    size_t tlen = strlen(topic) + 1, head, size;
+    sf_consumer_chunk_t *chunk;
+    int pooled;
+    if (nmsgs > (SIZE_MAX / 2) / sizeof(cmsg_t))
+        return NULL;
+    head = sizeof(sf_consumer_chunk_t) + nmsgs * sizeof(cmsg_t);
+    if (raw_len > SIZE_MAX - head - tlen)
+        return NULL;
+    chunk = pool_get(pool, head + tlen + raw_len, &size, &pooled);
+    if (!chunk)
+        return NULL;
+    memset(chunk, 0, sizeof(*chunk));
+    chunk->pool = pooled ? pool : NULL;
+    chunk->alloc_size = size;
+    chunk->msgs = (cmsg_t *)(chunk + 1);
+    chunk->topic = (char *)chunk + head;
+    memcpy(chunk->topic, topic, tlen);
+    chunk->raw = (uint8_t *)chunk->topic + tlen;
+    chunk->bytes = size;
+    return chunk;
+}
+
+sf_consumer_chunk_t *sf_consumer_chunk_new_error(const char *topic, int32_t partition,
+                                                 int64_t offset, int err) {
+    sf_consumer_chunk_t *chunk = chunk_alloc(NULL, topic, 1, 0);
+    cmsg_t *m;
+    if (!chunk)
+        return NULL;
+    m = &chunk->msgs[0];
+    memset(m, 0, sizeof(*m));
+    m->chunk = chunk;
+    m->msg.topic = chunk->topic;
+    m->msg.partition = partition;
+    m->msg.offset = offset;
+    m->msg.timestamp = -1;
+    m->msg.err = err;
+    chunk->nmsgs = 1;
+    chunk->refs = 1;
+    return chunk;
+}
+
+size_t sf_consumer_chunk_remaining(const sf_consumer_chunk_t *chunk) {
+    return chunk->nmsgs - chunk->next;
+}
+
+const sf_message_t *sf_consumer_chunk_peek(const sf_consumer_chunk_t *chunk) {
+    return chunk->next < chunk->nmsgs ? &chunk->msgs[chunk->next].msg : NULL;
+}
+
+sf_message_t *sf_consumer_chunk_take(sf_consumer_chunk_t *chunk) {
+    return chunk->next < chunk->nmsgs ? &chunk->msgs[chunk->next++].msg : NULL;
+}
+
+void sf_consumer_chunk_drop(sf_consumer_chunk_t *chunk) {
+    size_t n = chunk->nmsgs - chunk->next;
+    chunk->next = chunk->nmsgs;
+    if (n)
+        chunk_unref(chunk, (int)n);
+}
+
+void sf_message_destroy(sf_message_t *msg) {
+    if (msg)
+        chunk_unref(((cmsg_t *)msg)->chunk, 1);
+}
+
+const sf_header_t *sf_message_header(const sf_message_t *msg, const char *key, int last) {
+    const sf_header_t *found = NULL;
+    size_t i;
+    if (!msg || !key)
+        return NULL;
+    for (i = 0; i < msg->header_count; i++) {
+        if (strcmp(msg->headers[i].key, key) == 0) {
+            found = &msg->headers[i];
+            if (!last)
+                break;
+        }
+    }
+    return found;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Records decoding
+ * ------------------------------------------------------------------------------------------ */
+
+/* The smallest encoded record (see recbatch.c), to bound counts taken from the wire. */
+#define MIN_RECORD_SIZE 7
+
+/* Decoding state of one sf_consumer_parse_records call. */
+typedef struct parser {
+    sf_consumer_chunk_t *chunk;
+    size_t msgcap, nhdrs, hdrcap;
+    int32_t partition;
+} parser_t;
+
+static int parser_grow_msgs(parser_t *ps) {
+    sf_consumer_chunk_t *chunk = ps->chunk;
+    size_t cap = ps->msgcap ? ps->msgcap * 2 : 64;
+    cmsg_t *m;
+    if (chunk->msgs_own) {
+        m = realloc(chunk->msgs, cap * sizeof(*m));
+    } else {
+        /* Outgrew the room in the chunk's own allocation (a compressed batch holding more
+         * records than estimated). */
+        m = malloc(cap * sizeof(*m));
+        if (m && chunk->nmsgs)
+            memcpy(m, chunk->msgs, chunk->nmsgs * sizeof(*m));
+    }
+    if (!m)
+        return SF_ERROR_NOMEM;
+    chunk->bytes += (cap - (chunk->msgs_own ? ps->msgcap : 0)) * sizeof(*m);
+    chunk->msgs = m;
+    chunk->msgs_own = 1;
+    ps->msgcap = cap;
+    return SF_OK;
+}
+
+static int parser_grow_hdrs(parser_t *ps, size_t need) {
+    size_t cap = ps->hdrcap ? ps->hdrcap : 64;
+    sf_header_t *h;
+    while (cap < need)
+        cap *= 2;
+    h = realloc(ps->chunk->hdrs, cap * sizeof(*h));
+    if (!h)
+        return SF_ERROR_NOMEM;
+    ps->chunk->hdrs = h;
+    ps->hdrcap = cap;
+    return SF_OK;
+}
+
+/* A zig-zag varint of at most @maxbytes bytes (5 for varint, 10 for varlong) from *@pp, not
+ * past @end. Returns 0 when it is malformed. One- and two-byte values (nearly every field of a
+ * record) take the inline path. */
+static inline __attribute__((always_inline)) int rd_varint(const uint8_t **pp,
+                                                           const uint8_t *end, int maxbytes,
+                                                           int64_t *out) {
+    const uint8_t *p = *pp;
+    uint64_t v;
+    int i;
+    if (__builtin_expect(p < end && p[0] < 0x80, 1)) {
+        v = p[0];
+        *pp = p + 1;
+    } else if (__builtin_expect(end - p >= 2 && p[1] < 0x80, 1)) {
+        v = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+        *pp = p + 2;
+    } else {
+        v = 0;
+        for (i = 0;; i++) {
+            if (i == maxbytes || p >= end)
+                return 0;
+            v |= (uint64_t)(*p & 0x7f) << (7 * i);
+            if (!(*p++ & 0x80))
+                break;
+        }
+        if (maxbytes == 5 && v > UINT32_MAX)
+            return 0;
+        *pp = p;
+    }
+    *out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+    return 1;
+}
+
+/* Varint-length bytes (-1: null, only when @nullable) inside @end: *@data and *@len. */
+static inline __attribute__((always_inline)) int rd_bytes(const uint8_t **pp, const uint8_t *end,
+                                                          int nullable, const uint8_t **data,
+                                                          int64_t *len) {
+    if (!rd_varint(pp, end, 5, len) || *len < (nullable ? -1 : 0) || *len > end - *pp)
+        return 0;
+    *data = *len < 0 ? NULL : *pp;
+    if (*len > 0)
+        *pp += *len;
+    return 1;
+}
+
+/* Decode the records section of one batch (@p, @len bytes the chunk owns) into messages for
+ * the records at or after @from. The record rules are sf_recbatch_iter_next's, except that
+ * OffsetDeltas only have to increase within 0..LastOffsetDelta: compaction leaves gaps.
+ * @exact: the records must fill @len exactly (an uncompressed batch). On failure the batch's
+ * messages are removed again, so the caller reports the batch as a whole. */
+static int parser_records(parser_t *ps, const sf_recbatch_hdr_t *hdr, uint8_t *p, size_t len,
+                          int64_t from, int exact) {
+    sf_consumer_chunk_t *chunk = ps->chunk;
+    size_t msgs0 = chunk->nmsgs, hdrs0 = ps->nhdrs;
+    const uint8_t *cur = p, *end = p + len;
+    int log_append = (hdr->Attributes & SF_RECBATCH_ATTR_LOG_APPEND_TIME) != 0;
+    int64_t prev_delta = -1;
+    int32_t i;
+    int rc = SF_ERROR_MALFORMED;
+
+    if (hdr->RecordCount < 0 || (size_t)hdr->RecordCount > len / MIN_RECORD_SIZE)
+        goto fail;
+    for (i = 0; i < hdr->RecordCount; i++) {
+        const uint8_t *rend, *key, *value;
+        int64_t length, ts_delta, delta, key_len, value_len, count, offset, h;
+        cmsg_t *m;
+
+        if (!rd_varint(&cur, end, 5, &length) || length < MIN_RECORD_SIZE - 1 ||
+            length > end - cur)
+            goto fail;
+        rend = cur + length;
+        cur++; /* Attributes (unused) */
+        if (!rd_varint(&cur, rend, 10, &ts_delta) || !rd_varint(&cur, rend, 5, &delta) ||
+            delta <= prev_delta || delta > hdr->LastOffsetDelta)
+            goto fail;
+        prev_delta = delta;
+        offset = hdr->BaseOffset + delta;
+        if (offset < from) {
+            cur = rend;
+            continue;
+        }
+        if (!rd_bytes(&cur, rend, 1, &key, &key_len) ||
+            !rd_bytes(&cur, rend, 1, &value, &value_len) || !rd_varint(&cur, rend, 5, &count) ||
+            count < 0 || count > (rend - cur) / 2)
+            goto fail;
+        if (chunk->nmsgs == ps->msgcap && (rc = parser_grow_msgs(ps)) != SF_OK)
+            goto fail;
+        m = &chunk->msgs[chunk->nmsgs];
+        m->chunk = chunk;
+        m->msg.topic = chunk->topic;
+        m->msg.partition = ps->partition;
+        m->msg.offset = offset;
+        m->msg.timestamp = log_append ? hdr->MaxTimestamp : hdr->BaseTimestamp + ts_delta;
+        m->msg.timestamp_type = log_append;
+        m->msg.key = key;
+        m->msg.key_len = key_len < 0 ? 0 : (size_t)key_len;
+        m->msg.value = value;
+        m->msg.value_len = value_len < 0 ? 0 : (size_t)value_len;
+        m->msg.err = 0;
+        m->msg.header_count = (size_t)count;
+        /* Until the chunk is complete, headers holds the index of the first header (the
+         * array may still move). */
+        m->msg.headers = (const sf_header_t *)(uintptr_t)ps->nhdrs;
+        if (count > 0 && ps->nhdrs + (size_t)count > ps->hdrcap &&
+            (rc = parser_grow_hdrs(ps, ps->nhdrs + (size_t)count)) != SF_OK)
+            goto fail;
+        for (h = 0; h < count; h++) {
+            sf_header_t *out = &chunk->hdrs[ps->nhdrs++];
+            const uint8_t *hkey, *hval;
+            int64_t hkey_len, hval_len;
+            rc = SF_ERROR_MALFORMED;
+            if (!rd_bytes(&cur, rend, 0, &hkey, &hkey_len) ||
+                !rd_bytes(&cur, rend, 1, &hval, &hval_len))
+                goto fail;
+            /* The byte after a header key is the first byte of its value's length, read
+             * just now: it becomes the key's terminating NUL, so keys need no copy. */
+            ((uint8_t *)hkey)[hkey_len] = '\0';
+            out->key = (const char *)hkey;
+            out->value = hval;
+            out->value_len = hval_len < 0 ? 0 : (size_t)hval_len;
+        }
+        if (cur != rend) {
+            rc = SF_ERROR_MALFORMED;
+            goto fail;
+        }
+        chunk->nmsgs++;
+    }
+    if (!exact || cur == end)
+        return SF_OK;
+    rc = SF_ERROR_MALFORMED;
+fail:
+    chunk->nmsgs = msgs0;
+    ps->nhdrs = hdrs0;
+    return rc;
+}
+
+int sf_consumer_parse_records(sf_consumer_pool_t *pool, const char *topic, int32_t partition,
+                              const uint8_t *records, size_t len, int64_t fetch_offset,
+                              int check_crcs, size_t max_decompressed,
+                              sf_consumer_parse_t *out) {
+    parser_t ps;
+    sf_consumer_chunk_t *chunk;
+    sf_recbatch_hdr_t hdr;
+    size_t pos, end, size, copy_len = 0, raw_at = 0, nmsgs = 0, i;
+    int64_t position = fetch_offset;
+    int scan_err = 0, rc;
+
+    memset(out, 0, sizeof(*out));
+    out->next_offset = fetch_offset;
+
+    /* Pass 1, headers only: where the complete batches end, and how many bytes of
+     * uncompressed batches must be copied. */
+    for (pos = 0; pos < len; pos += size) {
+        rc = sf_recbatch_header_parse(records + pos, len - pos, &hdr, &size);
+        if (len - pos > SF_RECBATCH_OFF_MAGIC && records[pos + SF_RECBATCH_OFF_MAGIC] != 2) {
+            /* An old-format message set: its size field sits where BatchLength does. */
+            scan_err = SF_ERROR_UNSUPPORTED;
+            break;
+        }
+        if (rc == SF_AGAIN) {
+            out->partial_size = len - pos < SF_RECBATCH_HEADER_SIZE ? len - pos : size;
+            break;
+        }
+        if (rc != SF_OK) {
+            scan_err = SF_ERROR_MALFORMED;
+            break;
+        }
+        if (sf_recbatch_next_offset(&hdr) <= fetch_offset ||
+            (hdr.Attributes & SF_RECBATCH_ATTR_CONTROL))
+            continue;
+        /* Room for the messages: the records an uncompressed batch can hold, a compressed
+         * one's count up to a 16:1 ratio (the array grows past that). */
+        if (!(hdr.Attributes & SF_RECBATCH_ATTR_COMPRESSION_MASK)) {
+            copy_len += size - SF_RECBATCH_HEADER_SIZE;
+            nmsgs += (size_t)hdr.RecordCount <= (size - SF_RECBATCH_HEADER_SIZE) / MIN_RECORD_SIZE
+                         ? (size_t)hdr.RecordCount
+                         : (size - SF_RECBATCH_HEADER_SIZE) / MIN_RECORD_SIZE;
+        } else {
+            size_t most = (size - SF_RECBATCH_HEADER_SIZE) * 16 / MIN_RECORD_SIZE + 1;
+            nmsgs += hdr.RecordCount < 0 ? 0
+                     : (size_t)hdr.RecordCount < most ? (size_t)hdr.RecordCount : most;
+        }
+    }
+    end = pos;
+
+    chunk = chunk_alloc(pool, topic, nmsgs, copy_len);
+    if (!chunk)
+        return SF_ERROR_NOMEM;
+    memset(&ps, 0, sizeof(ps));
+    ps.chunk = chunk;
+    ps.partition = partition;
+    ps.msgcap = nmsgs;
+
+    /* Pass 2: check and decode each batch that reaches the position. */
+    for (pos = 0; pos < end; pos += size) {
+        uint8_t *bp;
+        int codec;
+        (void)sf_recbatch_header_parse(records + pos, end - pos, &hdr, &size);
+        if (sf_recbatch_next_offset(&hdr) <= position)
+            continue; /* wholly before the position: nothing to check or decode */
+        if (hdr.Attributes & SF_RECBATCH_ATTR_CONTROL) {
+            position = sf_recbatch_next_offset(&hdr); /* a transaction marker */
+            continue;
+        }
+        if (check_crcs && sf_crc32c(0, records + pos + SF_RECBATCH_OFF_ATTRIBUTES,
+                                    size - SF_RECBATCH_OFF_ATTRIBUTES) != hdr.Crc) {
+            out->err = SF_ERROR_CORRUPT;
+            break;
+        }
+        if (hdr.LastOffsetDelta < 0 || hdr.RecordCount > hdr.LastOffsetDelta + 1) {
+            out->err = SF_ERROR_MALFORMED;
+            break;
+        }
+        codec = hdr.Attributes & SF_RECBATCH_ATTR_COMPRESSION_MASK;
+        if (!codec) {
+            bp = chunk->raw + raw_at;
+            memcpy(bp, records + pos + SF_RECBATCH_HEADER_SIZE, size - SF_RECBATCH_HEADER_SIZE);
+            raw_at += size - SF_RECBATCH_HEADER_SIZE;
+            rc = parser_records(&ps, &hdr, bp, size - SF_RECBATCH_HEADER_SIZE, position, 1);
+        } else {
+            sf_wbuf_t wb;
+            uint8_t **bufs;
+            if (codec > SF_COMPRESS_ZSTD) {
+                out->err = SF_ERROR_UNSUPPORTED;
+                break;
+            }
+            sf_wbuf_init(&wb);
+            rc = sf_decompress((sf_compress_codec_t)codec, records + pos + SF_RECBATCH_HEADER_SIZE,
+                               size - SF_RECBATCH_HEADER_SIZE, max_decompressed, &wb);
+            bufs = rc == SF_OK ? realloc(chunk->bufs, (chunk->nbufs + 1) * sizeof(*bufs)) : NULL;
+            if (!bufs) {
+                sf_wbuf_free(&wb);
+                out->err = rc == SF_ERR_TOOLARGE                ? SF_ERROR_TOOLARGE
+                           : rc == SF_ERR_UNSUPPORTED          ? SF_ERROR_UNSUPPORTED
+                           : rc == SF_OK || rc == SF_ERR_NOMEM ? SF_ERROR_NOMEM
+                                                               : SF_ERROR_MALFORMED;
+                break;
+            }
+            chunk->bufs = bufs;
+            chunk->bufs[chunk->nbufs++] = wb.p;
+            chunk->bytes += wb.cap;
+            rc = parser_records(&ps, &hdr, wb.p, wb.len, position, 0);
+        }
+        if (rc != SF_OK) {
+            out->err = rc;
+            break;
+        }
+        position = sf_recbatch_next_offset(&hdr);
+    }
+    if (!out->err && pos == end)
+        out->err = scan_err;
+    out->next_offset = position;
+
+    chunk->bytes += ps.hdrcap * sizeof(sf_header_t);
+    if (chunk->nmsgs == 0) {
+        chunk_free(chunk);
+        return SF_OK;
+    }
+    for (i = 0; i < chunk->nmsgs; i++) {
+        sf_message_t *m = &chunk->msgs[i].msg;
+        m->headers = m->header_count ? chunk->hdrs + (uintptr_t)m->headers : NULL;
+    }
+    chunk->refs = (int)chunk->nmsgs;
+    out->chunk = chunk;
+    out->bytes = chunk->bytes;
+    return SF_OK;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Consumer state
+ * ------------------------------------------------------------------------------------------ */
+
+enum {
+    PART_ACTIVE, /* the position is known: fetching */
+    PART_RESET,  /* the position must be resolved with ListOffsets (reset_to) */
+    PART_PAUSED  /* stopped after an error reported to the application; seek resumes */
+};
+
+typedef struct cpart cpart_t;
+struct cpart {
+    char *topic;
+    int32_t partition;
+    int state;
+    int64_t reset_to;     /* PART_RESET: SF_OFFSET_BEGINNING, SF_OFFSET_END or a timestamp */
+    int64_t fetch_pos;    /* the next offset to fetch; -1 until resolved */
+    uint32_t epoch;       /* changes on seek and unassign */
+    int refs;             /* the table + requests in flight */
+    int removed;          /* unassigned */
+    int fetching;         /* a Fetch with the current epoch is in flight */
+    int resetting;        /* a ListOffsets with the current epoch is in flight */
+    int wait_meta;        /* waiting for a leader in the metadata */
+    int retries;          /* consecutive metadata waits, for the backoff */
+    int64_t backoff_until; /* sf_clock_mono_ms time before which nothing is sent */
+    int32_t fetch_bytes;  /* PartitionMaxBytes of the next fetch */
+    int err;              /* PART_PAUSED: why */
+    int64_t high_watermark; /* from the last fetch response, -1 unknown */
+    sf_consumer_chunk_t *qhead, *qtail; /* decoded, not yet polled */
+    size_t queued;        /* bytes held by the queue */
+    cpart_t *rprev, *rnext; /* the consumer's ready list (partitions with messages) */
+    int in_ready;
+};
+
+typedef struct fetch_cand {
+    int32_t leader;
+    cpart_t *part;
+    int held; /* its queue is full: it holds back its leader's fetch */
+} fetch_cand_t;
+
+struct sf_consumer {
+    sf_client_t *cl;
+    cpart_t **parts;
+    size_t nparts, capparts;
+    cpart_t *ready_head, *ready_tail; /* round robin over partitions with messages */
+    size_t queued;                    /* bytes in every partition queue */
+    int throttled;                    /* a fetch was held back by queued.max.messages.kbytes */
+    struct event *timer;              /* wakes the scheduler after a backoff (I/O thread) */
+    int in_schedule, reschedule;
+    unsigned npollers, wake_gen;
+    int wake_pending;
+    int stopped;
+    fetch_cand_t *cands; /* scheduler scratch */
+    size_t capcands;
+    /* Brokers with a Fetch of ours in flight. One at a time per broker: a broker answers a
+     * connection's requests in order, so a second fetch would wait behind the first one's
+     * fetch.max.wait.ms anyway, and delay the data of its partitions by as much. */
+    int32_t *busy;
+    size_t nbusy, capbusy;
+    sf_consumer_pool_t *pool; /* memory of the decoded chunks */
+};
+
+static const sf_clientconf_t *conf_of(sf_client_t *cl) {
+    return sf_client_conf(cl);
+}
+
+sf_client_t *sf_consumer_client(sf_consumer_t *c) {
+    return c->cl;
+}
+
+static void part_unref(cpart_t *part) {
+    if (--part->refs == 0) {
+        free(part->topic);
+        free(part);
+    }
+}
+
+static cpart_t *part_find(sf_consumer_t *c, const char *topic, int32_t partition, size_t *idx) {
+    size_t i;
+    for (i = 0; i < c->nparts; i++) {
+        cpart_t *part = c->parts[i];
+        if (part->partition == partition && strcmp(part->topic, topic) == 0) {
+            if (idx)
+                *idx = i;
+            return part;
+        }
+    }
+    return NULL;
+}
+
+/* The queue bytes one partition may hold before its fetching pauses. */
+static size_t part_limit(sf_consumer_t *c, sf_client_t *cl) {
+    size_t n = c->nparts ? c->nparts : 1;
+    size_t lim = (size_t)conf_of(cl)->queued_max_bytes / n;
+    return lim ? lim : 1;
+}
+
+static void ready_remove(sf_consumer_t *c, cpart_t *part) {
+    if (!part->in_ready)
+        return;
+    if (part->rprev)
+        part->rprev->rnext = part->rnext;
+    else
+        c->ready_head = part->rnext;
+    if (part->rnext)
+        part->rnext->rprev = part->rprev;
+    else
+        c->ready_tail = part->rprev;
+    part->rprev = part->rnext = NULL;
+    part->in_ready = 0;
+}
+
+static void ready_append(sf_consumer_t *c, cpart_t *part) {
+    if (part->in_ready)
+        return;
+    part->rprev = c->ready_tail;
+    part->rnext = NULL;
+    if (c->ready_tail)
+        c->ready_tail->rnext = part;
+    else
+        c->ready_head = part;
+    c->ready_tail = part;
+    part->in_ready = 1;
+}
+
+static void queue_push(sf_consumer_t *c, cpart_t *part, sf_consumer_chunk_t *chunk) {
+    chunk->qnext = NULL;
+    if (part->qtail)
+        part->qtail->qnext = chunk;
+    else
+        part->qhead = chunk;
+    part->qtail = chunk;
+    part->queued += chunk->bytes;
+    c->queued += chunk->bytes;
+    ready_append(c, part);
+}
+
+/* Pop @part's exhausted head chunk (its messages belong to the application now). */
+static void queue_pop(sf_consumer_t *c, cpart_t *part) {
+    sf_consumer_chunk_t *chunk = part->qhead;
+    part->qhead = chunk->qnext;
+    if (!part->qhead)
+        part->qtail = NULL;
+    part->queued -= chunk->bytes;
+    c->queued -= chunk->bytes;
+}
+
+static void queue_drop(sf_consumer_t *c, cpart_t *part) {
+    while (part->qhead) {
+        sf_consumer_chunk_t *chunk = part->qhead;
+        queue_pop(c, part);
+        sf_consumer_chunk_drop(chunk);
+    }
+    ready_remove(c, part);
+}
+
+/* Queue an error event for the application after what is queued already. */
+static void part_report(sf_consumer_t *c, sf_client_t *cl, cpart_t *part, int64_t offset,
+                        int err) {
+    sf_consumer_chunk_t *chunk = sf_consumer_chunk_new_error(part->topic, part->partition,
+                                                             offset, err);
+    sf_client_log(cl, SF_LOG_LEVEL_WARNING, "consumer: %s [%d] at offset %lld: %s",
+                  part->topic, (int)part->partition, (long long)offset, sf_error_str(err));
+    if (!chunk)
+        return;
+    chunk->bytes = 0; /* events do not count against the queue limit */
+    queue_push(c, part, chunk);
+    sf_client_signal(cl);
+}
+
+/* Stop fetching @part until the application seeks. */
+static void part_pause(sf_consumer_t *c, sf_client_t *cl, cpart_t *part, int err) {
+    part_report(c, cl, part, part->fetch_pos, err);
+    part->state = PART_PAUSED;
+    part->err = err;
+}
+
+static int64_t part_backoff_ms(sf_client_t *cl, int retries) {
+    int64_t ms = conf_of(cl)->retry_backoff_ms;
+    int64_t cap = ms > 1000 ? ms : 1000;
+    while (retries-- > 0 && ms < cap)
+        ms *= 2;
+    return ms < cap ? ms : cap;
+}
+
+/* A retriable failure on @part: refresh the metadata (the leader may have moved) and try
+ * again after retry.backoff.ms. */
+static void part_retry(sf_client_t *cl, cpart_t *part, int stale) {
+    if (stale)
+        sf_client_metadata_stale(cl);
+    part->backoff_until = sf_clock_mono_ms() + conf_of(cl)->retry_backoff_ms;
+}
+
+/* The leader of @part, or -1 (then the metadata is refreshed, with a growing backoff). */
+static int32_t part_leader(sf_client_t *cl, cpart_t *part, int64_t now) {
+    const sf_client_topic_t *t = sf_client_topic(cl, part->topic);
+    if (t && !t->err && part->partition < t->partition_count &&
+        t->partitions[part->partition].leader >= 0) {
+        part->wait_meta = 0;
+        part->retries = 0;
+        return t->partitions[part->partition].leader;
+    }
+    if (now >= part->backoff_until) {
+        if (t && part->retries == 0)
+            sf_client_log(cl, SF_LOG_LEVEL_DEBUG, "consumer: %s [%d]: no leader (%s)",
+                          part->topic, (int)part->partition,
+                          t->err ? sf_error_name(sf_client_kerr(t->err)) : "none yet");
+        sf_client_metadata_stale(cl);
+        part->backoff_until = now + part_backoff_ms(cl, part->retries++);
+    }
+    part->wait_meta = 1;
+    return -1;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * ListOffsets (offset resets and watermarks)
+ * ------------------------------------------------------------------------------------------ */
+
+typedef struct lo_req {
+    sf_consumer_t *c;
+    cpart_t *part; /* NULL for a synchronous call */
+    uint32_t epoch;
+    const char *topic;
+    int32_t partition;
+    int64_t timestamp;
+    /* the answer */
+    int16_t kerr;
+    int64_t offset;
+} lo_req_t;
+
+static int lo_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
+    lo_req_t *lo = arg;
+    sf_proto_ListOffsetsRequest_Partition_t rp;
+    sf_proto_ListOffsetsRequest_Topic_t rt;
+    sf_proto_ListOffsetsRequest_t req;
+    rp.PartitionIndex = lo->partition;
+    rp.CurrentLeaderEpoch = -1;
+    rp.Timestamp = lo->timestamp;
+    rp.MaxNumOffsets = 1;
+    rt.Name = sf_slice_cstr(lo->topic);
+    rt.PartitionsCount = 1;
+    rt.Partitions = &rp;
+    req.ReplicaId = -1;
+    req.IsolationLevel = 0;
+    req.TopicsCount = 1;
+    req.Topics = &rt;
+    return sf_proto_ListOffsetsRequest_encode(wb, version, &req);
+}
+
+static int lo_decode(sf_rbuf_t *body, int16_t version, void *arg) {
+    lo_req_t *lo = arg;
+    sf_proto_ListOffsetsResponse_t resp;
+    sf_arena_t arena;
+    int rc, t, p;
+    sf_arena_init(&arena, 0);
+    rc = sf_proto_ListOffsetsResponse_decode(body, version, &arena, &resp);
+    if (rc != SF_OK) {
+        sf_arena_reset(&arena);
+        return rc == SF_ERR_NOMEM ? SF_ERROR_NOMEM : SF_ERROR_MALFORMED;
+    }
+    rc = SF_ERROR_MALFORMED; /* unless the partition is in the answer */
+    for (t = 0; t < resp.TopicsCount; t++) {
+        const sf_proto_ListOffsetsResponse_Topic_t *rt = &resp.Topics[t];
+        if (!sf_slice_eq(rt->Name, lo->topic))
+            continue;
+        for (p = 0; p < rt->PartitionsCount; p++) {
+            const sf_proto_ListOffsetsResponse_Partition_t *rp = &rt->Partitions[p];
+            if (rp->PartitionIndex != lo->partition)
+                continue;
+            lo->kerr = rp->ErrorCode;
+            if (version == 0)
+                lo->offset = rp->OldStyleOffsetsCount > 0 ? rp->OldStyleOffsets[0] : -1;
+            else
+                lo->offset = rp->Offset;
+            rc = SF_OK;
+        }
+    }
+    sf_arena_reset(&arena);
+    return rc;
+}
+
+static void schedule(sf_consumer_t *c, sf_client_t *cl);
+
+static void lo_done(sf_client_t *cl, int err, int32_t broker_id, int16_t version,
+                    sf_rbuf_t *body, void *arg) {
+    lo_req_t *lo = arg;
+    sf_consumer_t *c = lo->c;
+    cpart_t *part = lo->part;
+    (void)broker_id;
+    if (!err)
+        err = lo_decode(body, version, lo);
+    if (part->removed || part->epoch != lo->epoch || err == SF_ERROR_DESTROYED)
+        goto out;
+    part->resetting = 0;
+    if (!err && lo->kerr)
+        err = sf_client_kerr(lo->kerr);
+    if (err) {
+        if (sf_error_retriable(err) || err == SF_KERR_NOT_LEADER_OR_FOLLOWER ||
+            err == SF_KERR_OFFSET_NOT_AVAILABLE || err == SF_ERROR_MALFORMED) {
+            sf_client_log(cl, SF_LOG_LEVEL_DEBUG, "consumer: %s [%d]: ListOffsets: %s",
+                          part->topic, (int)part->partition, sf_error_name(err));
+            part_retry(cl, part, err != SF_KERR_OFFSET_NOT_AVAILABLE);
+        } else {
+            part_pause(c, cl, part, err);
+        }
+    } else if (lo->offset < 0 && lo->timestamp >= 0) {
+        /* No record at or after the timestamp: the end. */
+        part->reset_to = SF_OFFSET_END;
+    } else if (lo->offset < 0) {
+        part_retry(cl, part, 1);
+    } else {
+        part->state = PART_ACTIVE;
+        part->fetch_pos = lo->offset;
+        part->fetch_bytes = conf_of(cl)->max_partition_fetch_bytes;
+        sf_client_signal(cl); /* sf_consumer_position waits for this */
+    }
+out:
+    part_unref(part);
+    free(lo);
+    if (err != SF_ERROR_DESTROYED)
+        schedule(c, cl);
+}
+
+static void lo_send(sf_consumer_t *c, sf_client_t *cl, cpart_t *part, int32_t leader) {
+    lo_req_t *lo = calloc(1, sizeof(*lo));
+    int rc;
+    if (!lo) {
+        part_retry(cl, part, 0);
+        return;
+    }
+    lo->c = c;
+    lo->part = part;
+    lo->epoch = part->epoch;
+    lo->topic = part->topic;
+    lo->partition = part->partition;
+    lo->timestamp = part->reset_to;
+    part->refs++;
+    part->resetting = 1;
+    rc = sf_client_request(cl, leader, SF_PROTO_API_ListOffsets, 5, lo_encode, lo_done, lo, -1,
+                           0);
+    if (rc != SF_OK) {
+        part->resetting = 0;
+        part_unref(part);
+        free(lo);
+        part_retry(cl, part, 1);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Fetch
+ * ------------------------------------------------------------------------------------------ */
+
+typedef struct fetch_ent {
+    cpart_t *part;
+    uint32_t epoch;
+    int64_t offset;
+    int done;
+} fetch_ent_t;
+
+typedef struct fetch_req {
+    sf_consumer_t *c;
+    int32_t broker;
+    int n, ntopics;
+    int32_t max_wait, min_bytes, max_bytes;
+    fetch_ent_t *ents;                         /* grouped by topic, as in the request */
+    sf_proto_FetchRequest_Topic_t *topics;
+    sf_proto_FetchRequest_Partition_t *fparts; /* parallel to ents */
+} fetch_req_t;
+
+static void fetch_req_free(fetch_req_t *fr) {
+    free(fr->ents);
+    free(fr->topics);
+    free(fr->fparts);
+    free(fr);
+}
+
+static int fetch_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
+    fetch_req_t *fr = arg;
+    sf_proto_FetchRequest_t req;
+    if (version < 4)
+        return SF_ERROR_UNSUPPORTED;
+    memset(&req, 0, sizeof(req));
+    req.ReplicaId = -1;
+    req.MaxWaitMs = fr->max_wait;
+    req.MinBytes = fr->min_bytes;
+    req.MaxBytes = fr->max_bytes;
+    req.IsolationLevel = 0;
+    req.SessionId = 0;    /* no fetch session: every request is full */
+    req.SessionEpoch = -1;
+    req.TopicsCount = fr->ntopics;
+    req.Topics = fr->topics;
+    req.ForgottenTopicsDataCount = 0;
+    req.RackId = sf_slice_cstr("");
+    return sf_proto_FetchRequest_encode(wb, version, &req);
+}
+
+/* The entry of @fr for @topic/@partition, searching from *@hint (responses usually list the
+ * partitions in request order). */
+static fetch_ent_t *fetch_find(fetch_req_t *fr, sf_slice_t topic, int32_t partition, int *hint) {
+    int i, k;
+    for (k = 0; k < fr->n; k++) {
+        i = (*hint + k) % fr->n;
+        if (fr->ents[i].part->partition == partition &&
+            sf_slice_eq(topic, fr->ents[i].part->topic)) {
+            *hint = i + 1;
+            return &fr->ents[i];
+        }
+    }
+    return NULL;
+}
+
+/* A partition the fetch failed for as a whole (transport, top-level error). */
+static void fetch_part_failed(sf_consumer_t *c, sf_client_t *cl, cpart_t *part, int err) {
+    if (err == SF_ERROR_UNSUPPORTED)
+        part_pause(c, cl, part, err);
+    else
+        part_retry(cl, part, 1);
+}
+
+static void fetch_partition(sf_consumer_t *c, sf_client_t *cl, fetch_ent_t *ent,
+                            const sf_proto_FetchResponse_Partition_t *rp) {
+    const sf_clientconf_t *conf = conf_of(cl);
+    cpart_t *part = ent->part;
+    int err = sf_client_kerr(rp->ErrorCode);
+    sf_consumer_parse_t res;
+
+    if (err == SF_KERR_OFFSET_OUT_OF_RANGE) {
+        if (conf->auto_offset_reset == SF_OFFSET_BEGINNING ||
+            conf->auto_offset_reset == SF_OFFSET_END) {
+            sf_client_log(cl, SF_LOG_LEVEL_INFO,
+                          "consumer: %s [%d]: offset %lld out of range, resetting to %s",
+                          part->topic, (int)part->partition, (long long)ent->offset,
+                          conf->auto_offset_reset == SF_OFFSET_BEGINNING ? "earliest"
+                                                                         : "latest");
+            part->state = PART_RESET;
+            part->reset_to = conf->auto_offset_reset;
+        } else {
+            part_pause(c, cl, part, err);
+        }
+        return;
+    }
+    if (err) {
+        if (sf_error_retriable(err) || err == SF_KERR_NOT_LEADER_OR_FOLLOWER ||
+            err == SF_KERR_FENCED_LEADER_EPOCH || err == SF_KERR_UNKNOWN_LEADER_EPOCH ||
+            err == SF_KERR_KAFKA_STORAGE_ERROR || err == SF_KERR_OFFSET_NOT_AVAILABLE)
+            part_retry(cl, part, 1);
+        else
+            part_pause(c, cl, part, err);
+        return;
+    }
+    part->high_watermark = rp->HighWatermark;
+    if (rp->Records.len <= 0)
+        return;
+    if (sf_consumer_parse_records(c->pool, part->topic, part->partition, rp->Records.p,
+                                  (size_t)rp->Records.len, ent->offset, conf->check_crcs,
+                                  SF_CONSUMER_MAX_DECOMPRESSED, &res) != SF_OK) {
+        part_retry(cl, part, 0);
+        return;
+    }
+    if (res.chunk) {
+        queue_push(c, part, res.chunk);
+        sf_client_signal(cl);
+    }
+    part->fetch_pos = res.next_offset;
+    if (res.err == SF_ERROR_NOMEM) {
+        part_retry(cl, part, 0);
+    } else if (res.err) {
+        part_pause(c, cl, part, res.err);
+    } else if (res.next_offset == ent->offset && res.partial_size > 0) {
+        /* Not even one whole batch: the batch is larger than what was asked for (brokers
+         * before KIP-74 answer so). Ask for enough next time, up to fetch.max.bytes. */
+        size_t want = res.partial_size > (size_t)part->fetch_bytes * 2
+                          ? res.partial_size
+                          : (size_t)part->fetch_bytes * 2;
+        if ((size_t)part->fetch_bytes >= (size_t)conf->fetch_max_bytes) {
+            part_pause(c, cl, part, SF_ERROR_TOOLARGE);
+            return;
+        }
+        part->fetch_bytes = want > (size_t)conf->fetch_max_bytes ? conf->fetch_max_bytes
+                                                                 : (int32_t)want;
+    } else if (res.next_offset != ent->offset) {
+        part->fetch_bytes = conf->max_partition_fetch_bytes;
+    }
+}
+
+static int broker_busy(sf_consumer_t *c, int32_t broker) {
+    size_t i;
+    for (i = 0; i < c->nbusy; i++)
+        if (c->busy[i] == broker)
+            return 1;
+    return 0;
+}
+
+static int broker_busy_set(sf_consumer_t *c, int32_t broker) {
+    if (c->nbusy == c->capbusy) {
+        size_t cap = c->capbusy ? c->capbusy * 2 : 4;
+        int32_t *busy = realloc(c->busy, cap * sizeof(*busy));
+        if (!busy)
+            return SF_ERROR_NOMEM;
+        c->busy = busy;
+        c->capbusy = cap;
+    }
+    c->busy[c->nbusy++] = broker;
+    return SF_OK;
+}
+
+static void broker_busy_clear(sf_consumer_t *c, int32_t broker) {
+    size_t i;
+    for (i = 0; i < c->nbusy; i++) {
+        if (c->busy[i] == broker) {
+            c->busy[i] = c->busy[--c->nbusy];
+            return;
+        }
+    }
+}
+
+static void fetch_done(sf_client_t *cl, int err, int32_t broker_id, int16_t version,
+                       sf_rbuf_t *body, void *arg) {
+    fetch_req_t *fr = arg;
+    sf_consumer_t *c = fr->c;
+    sf_proto_FetchResponse_t resp;
+    sf_arena_t arena;
+    int i, t, p, hint = 0;
+    (void)broker_id;
+
+    sf_arena_init(&arena, 0);
+    if (!err) {
+        int rc = sf_proto_FetchResponse_decode(body, version, &arena, &resp);
+        if (rc != SF_OK) {
+            sf_client_log(cl, SF_LOG_LEVEL_WARNING,
+                          "consumer: broker %d: malformed Fetch response (v%d)",
+                          (int)fr->broker, (int)version);
+            err = SF_ERROR_MALFORMED;
+        } else if (resp.ErrorCode) {
+            err = sf_client_kerr(resp.ErrorCode);
+        }
+    }
+    if (!err) {
+        for (t = 0; t < resp.ResponsesCount; t++) {
+            const sf_proto_FetchResponse_Topic_t *rt = &resp.Responses[t];
+            for (p = 0; p < rt->PartitionsCount; p++) {
+                const sf_proto_FetchResponse_Partition_t *rp = &rt->Partitions[p];
+                fetch_ent_t *ent = fetch_find(fr, rt->Topic, rp->PartitionIndex, &hint);
+                if (!ent || ent->done)
+                    continue;
+                ent->done = 1;
+                if (ent->part->removed || ent->part->epoch != ent->epoch)
+                    continue;
+                ent->part->fetching = 0;
+                if (ent->part->state == PART_ACTIVE && ent->part->fetch_pos == ent->offset)
+                    fetch_partition(c, cl, ent, rp);
+            }
+        }
+    } else if (err != SF_ERROR_DESTROYED) {
+        sf_client_log(cl, SF_LOG_LEVEL_DEBUG, "consumer: Fetch to broker %d failed: %s",
+                      (int)fr->broker, sf_error_name(err));
+    }
+    for (i = 0; i < fr->n; i++) {
+        fetch_ent_t *ent = &fr->ents[i];
+        cpart_t *part = ent->part;
+        if (!ent->done && !part->removed && part->epoch == ent->epoch) {
+            part->fetching = 0;
+            if (err && err != SF_ERROR_DESTROYED)
+                fetch_part_failed(c, cl, part, err);
+        }
+        part_unref(part);
+    }
+    sf_arena_reset(&arena);
+    broker_busy_clear(c, fr->broker);
+    fetch_req_free(fr);
+    if (err != SF_ERROR_DESTROYED)
+        schedule(c, cl);
+}
+
+static int cand_cmp(const void *a, const void *b) {
+    const fetch_cand_t *x = a, *y = b;
+    int r;
+    if (x->leader != y->leader)
+        return x->leader < y->leader ? -1 : 1;
+    if ((r = strcmp(x->part->topic, y->part->topic)) != 0)
+        return r;
+    return x->part->partition < y->part->partition ? -1 : x->part->partition > y->part->partition;
+}
+
+/* One Fetch for @n candidates of the same leader (sorted by topic). */
+static void fetch_send(sf_consumer_t *c, sf_client_t *cl, const fetch_cand_t *cands, int n) {
+    const sf_clientconf_t *conf = conf_of(cl);
+    fetch_req_t *fr = calloc(1, sizeof(*fr));
+    int i, ntopics = 0, rc;
+
+    if (fr) {
+        fr->ents = calloc((size_t)n, sizeof(*fr->ents));
+        fr->fparts = calloc((size_t)n, sizeof(*fr->fparts));
+        fr->topics = calloc((size_t)n, sizeof(*fr->topics));
+    }
+    if (!fr || !fr->ents || !fr->fparts || !fr->topics ||
+        broker_busy_set(c, cands[0].leader) != SF_OK) {
+        if (fr)
+            fetch_req_free(fr);
+        for (i = 0; i < n; i++)
+            part_retry(cl, cands[i].part, 0);
+        return;
+    }
+    fr->c = c;
+    fr->broker = cands[0].leader;
+    fr->n = n;
+    fr->max_wait = conf->fetch_max_wait_ms;
+    fr->min_bytes = conf->fetch_min_bytes;
+    fr->max_bytes = conf->fetch_max_bytes;
+    for (i = 0; i < n; i++) {
+        cpart_t *part = cands[i].part;
+        sf_proto_FetchRequest_Partition_t *fp = &fr->fparts[i];
+        if (i == 0 || strcmp(part->topic, cands[i - 1].part->topic) != 0) {
+            fr->topics[ntopics].Topic = sf_slice_cstr(part->topic);
+            fr->topics[ntopics].Partitions = fp;
+            ntopics++;
+        }
+        fr->topics[ntopics - 1].PartitionsCount++;
+        fp->Partition = part->partition;
+        fp->CurrentLeaderEpoch = -1;
+        fp->FetchOffset = part->fetch_pos;
+        fp->LogStartOffset = -1;
+        fp->PartitionMaxBytes = part->fetch_bytes;
+        fr->ents[i].part = part;
+        fr->ents[i].epoch = part->epoch;
+        fr->ents[i].offset = part->fetch_pos;
+        part->refs++;
+        part->fetching = 1;
+    }
+    fr->ntopics = ntopics;
+    rc = sf_client_request(cl, fr->broker, SF_PROTO_API_Fetch, 11, fetch_encode, fetch_done, fr,
+                           conf->request_timeout_ms + conf->fetch_max_wait_ms, 0);
+    if (rc != SF_OK) {
+        broker_busy_clear(c, fr->broker);
+        for (i = 0; i < n; i++) {
+            fr->ents[i].part->fetching = 0;
+            part_retry(cl, fr->ents[i].part, 1);
+            part_unref(fr->ents[i].part);
+        }
+        fetch_req_free(fr);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The scheduler (I/O thread, lock held): resets and fetches for every partition that can
+ * take one now, and a timer for the earliest backoff.
+ * ------------------------------------------------------------------------------------------ */
+
+static void timer_cb(evutil_socket_t fd, short what, void *arg) {
+    sf_consumer_t *c = arg;
+    (void)fd;
+    (void)what;
+    sf_client_wake(c->cl);
+}
+
+static void timer_arm(sf_consumer_t *c, sf_client_t *cl, int64_t at, int64_t now) {
+    struct timeval tv;
+    int64_t ms = at > now ? at - now : 0;
+    if (!c->timer) {
+        c->timer = evtimer_new(sf_client_base(cl), timer_cb, c);
+        if (!c->timer)
+            return;
+    }
+    tv.tv_sec = (time_t)(ms / 1000);
+    tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+    evtimer_add(c->timer, &tv);
+}
+
+static void schedule(sf_consumer_t *c, sf_client_t *cl) {
+    const sf_clientconf_t *conf = conf_of(cl);
+    int64_t now, next;
+    size_t i, ncand, limit, start;
+
+    /* No re-entry (from a hook or callback reached while scheduling): run again instead. */
+    if (c->in_schedule) {
+        c->reschedule = 1;
+        return;
+    }
+    if (c->stopped)
+        return;
+    c->in_schedule = 1;
+    do {
+        c->reschedule = 0;
+        now = sf_clock_mono_ms();
+        next = INT64_MAX;
+        limit = part_limit(c, cl);
+        if (c->capcands < c->nparts) {
+            fetch_cand_t *cands = realloc(c->cands, c->nparts * sizeof(*cands));
+            if (!cands)
+                break;
+            c->cands = cands;
+            c->capcands = c->nparts;
+        }
+        ncand = 0;
+        for (i = 0; i < c->nparts; i++) {
+            cpart_t *part = c->parts[i];
+            int32_t leader;
+            if (part->state == PART_PAUSED || part->fetching || part->resetting)
+                continue;
+            if (part->backoff_until > now && !part->wait_meta) {
+                if (part->backoff_until < next)
+                    next = part->backoff_until;
+                continue;
+            }
+            leader = part_leader(cl, part, now);
+            if (leader < 0) {
+                if (part->backoff_until < next)
+                    next = part->backoff_until;
+                continue;
+            }
+            part->backoff_until = 0;
+            if (part->state == PART_RESET) {
+                lo_send(c, cl, part, leader);
+                continue;
+            }
+            if (broker_busy(c, leader))
+                continue; /* goes with the next fetch, sent when this one returns */
+            c->cands[ncand].leader = leader;
+            c->cands[ncand].part = part;
+            c->cands[ncand].held =
+                part->queued >= limit || c->queued >= (size_t)conf->queued_max_bytes;
+            if (c->cands[ncand].held)
+                c->throttled = 1;
+            ncand++;
+        }
+        if (ncand > 1)
+            qsort(c->cands, ncand, sizeof(*c->cands), cand_cmp);
+        for (start = 0, i = 1; i <= ncand; i++) {
+            if (i == ncand || c->cands[i].leader != c->cands[start].leader) {
+                /* A partition with a full queue holds back its leader's whole fetch: a fetch
+                 * for the others alone would most likely park at the broker (they are idle,
+                 * or their queues would be full too), and the full partition's next fetch,
+                 * due as soon as its queue drains, could only leave when that one returns.
+                 * The others are fetched with it then. */
+                size_t k;
+                int held = 0;
+                for (k = start; k < i; k++)
+                    held |= c->cands[k].held;
+                if (!held)
+                    fetch_send(c, cl, c->cands + start, (int)(i - start));
+                start = i;
+            }
+        }
+        if (next != INT64_MAX)
+            timer_arm(c, cl, next, now);
+    } while (c->reschedule && !c->stopped);
+    c->in_schedule = 0;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Role hooks (I/O thread, lock held)
+ * ------------------------------------------------------------------------------------------ */
+
+static void hook_wake(sf_client_t *cl, void *self) {
+    schedule(self, cl);
+}
+
+static void hook_metadata(sf_client_t *cl, void *self) {
+    schedule(self, cl);
+}
+
+static void hook_broker(sf_client_t *cl, void *self, int32_t broker_id, int up) {
+    (void)broker_id;
+    if (up)
+        schedule(self, cl);
+}
+
+static void hook_stop(sf_client_t *cl, void *self) {
+    sf_consumer_t *c = self;
+    c->stopped = 1;
+    if (c->timer) {
+        event_free(c->timer);
+        c->timer = NULL;
+    }
+    sf_client_signal(cl);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Public API
+ * ------------------------------------------------------------------------------------------ */
+
+sf_consumer_t *sf_consumer_new(const sf_conf_t *conf, char *errstr, size_t errstr_size) {
+    sf_client_role_t role;
+    sf_consumer_t *c;
+    if (!conf) {
+        if (errstr && errstr_size)
+            snprintf(errstr, errstr_size, "no configuration");
+        return NULL;
+    }
+    c = calloc(1, sizeof(*c));
+    if (!c) {
+        if (errstr && errstr_size)
+            snprintf(errstr, errstr_size, "out of memory");
+        return NULL;
+    }
+    memset(&role, 0, sizeof(role));
+    role.self = c;
+    role.on_wake = hook_wake;
+    role.on_metadata = hook_metadata;
+    role.on_broker = hook_broker;
+    role.on_stop = hook_stop;
+    c->pool = sf_consumer_pool_new();
+    if (!c->pool) {
+        if (errstr && errstr_size)
+            snprintf(errstr, errstr_size, "out of memory");
+        free(c);
+        return NULL;
+    }
+    c->cl = sf_client_new(conf, &role, 1, errstr, errstr_size);
+    if (!c->cl) {
+        sf_consumer_pool_release(c->pool);
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static int offset_ok(int64_t offset) {
+    return offset >= 0 || offset == SF_OFFSET_BEGINNING || offset == SF_OFFSET_END;
+}
+
+/* Point @part at @offset (an offset or BEGINNING/END) or, when @timestamp >= 0, at the first
+ * offset of that timestamp. Lock held. */
+static void part_seek(sf_consumer_t *c, cpart_t *part, int64_t offset, int64_t timestamp) {
+    queue_drop(c, part);
+    part->epoch++;
+    part->fetching = 0;
+    part->resetting = 0;
+    part->backoff_until = 0;
+    part->wait_meta = 0;
+    part->retries = 0;
+    part->err = 0;
+    part->fetch_bytes = conf_of(c->cl)->max_partition_fetch_bytes;
+    if (timestamp >= 0 || offset < 0) {
+        part->state = PART_RESET;
+        part->reset_to = timestamp >= 0 ? timestamp : offset;
+        part->fetch_pos = -1;
+    } else {
+        part->state = PART_ACTIVE;
+        part->fetch_pos = offset;
+    }
+}
+
+int sf_consumer_assign(sf_consumer_t *c, const char *topic, int32_t partition, int64_t offset) {
+    cpart_t *part;
+    if (!c || !topic || !*topic || partition < 0 || !offset_ok(offset))
+        return SF_ERROR_INVALID;
+    part = calloc(1, sizeof(*part));
+    if (!part || !(part->topic = strdup(topic))) {
+        free(part);
+        return SF_ERROR_NOMEM;
+    }
+    part->partition = partition;
+    part->refs = 1;
+    part->epoch = 1;
+    part->high_watermark = -1;
+    sf_client_lock(c->cl);
+    if (part_find(c, topic, partition, NULL)) {
+        sf_client_unlock(c->cl);
+        part_unref(part);
+        return SF_ERROR_EXISTS;
+    }
+    if (c->nparts == c->capparts) {
+        size_t cap = c->capparts ? c->capparts * 2 : 8;
+        cpart_t **parts = realloc(c->parts, cap * sizeof(*parts));
+        if (!parts) {
+            sf_client_unlock(c->cl);
+            part_unref(part);
+            return SF_ERROR_NOMEM;
+        }
+        c->parts = parts;
+        c->capparts = cap;
+    }
+    c->parts[c->nparts++] = part;
+    part_seek(c, part, offset, -1);
+    sf_client_metadata_want(c->cl, topic, 0);
+    sf_client_wake(c->cl);
+    sf_client_unlock(c->cl);
+    return SF_OK;
+}
+
+int sf_consumer_unassign(sf_consumer_t *c, const char *topic, int32_t partition) {
+    cpart_t *part;
+    size_t idx;
+    if (!c || !topic)
+        return SF_ERROR_INVALID;
+    sf_client_lock(c->cl);
+    part = part_find(c, topic, partition, &idx);
+    if (!part) {
+        sf_client_unlock(c->cl);
+        return SF_ERROR_NOTFOUND;
+    }
+    c->parts[idx] = c->parts[--c->nparts];
+    queue_drop(c, part);
+    part->removed = 1;
+    part->epoch++;
+    part_unref(part);
+    /* The other partitions may now queue more. */
+    sf_client_wake(c->cl);
+    sf_client_unlock(c->cl);
+    return SF_OK;
+}
+
+int sf_consumer_seek(sf_consumer_t *c, const char *topic, int32_t partition, int64_t offset) {
+    cpart_t *part;
+    if (!c || !topic || !offset_ok(offset))
+        return SF_ERROR_INVALID;
+    sf_client_lock(c->cl);
+    part = part_find(c, topic, partition, NULL);
+    if (part) {
+        part_seek(c, part, offset, -1);
+        sf_client_wake(c->cl);
+    }
+    sf_client_unlock(c->cl);
+    return part ? SF_OK : SF_ERROR_NOTFOUND;
+}
+
+/* The deadline for @timeout_ms from now (-1: none). */
+static int64_t deadline_of(int timeout_ms) {
+    return timeout_ms < 0 ? -1 : sf_clock_mono_ms() + timeout_ms;
+}
+
+/* Wait (lock held) until @part's position is resolved. */
+static int part_wait_resolved(sf_consumer_t *c, cpart_t *part, int64_t deadline) {
+    int rc = SF_OK;
+    part->refs++;
+    while (part->state == PART_RESET && !part->removed && !c->stopped) {
+        if (sf_client_wait(c->cl, deadline) == SF_ERROR_TIMED_OUT)
+            break;
+    }
+    if (part->removed)
+        rc = SF_ERROR_NOTFOUND;
+    else if (part->state == PART_RESET)
+        rc = c->stopped ? SF_ERROR_DESTROYED : SF_ERROR_TIMED_OUT;
+    else if (part->state == PART_PAUSED && part->fetch_pos < 0)
+        rc = part->err;
+    part_unref(part);
+    return rc;
+}
+
+int sf_consumer_seek_timestamp(sf_consumer_t *c, const char *topic, int32_t partition,
+                               int64_t timestamp_ms, int timeout_ms) {
+    cpart_t *part;
+    int rc;
+    if (!c || !topic || timestamp_ms < 0)
+        return SF_ERROR_INVALID;
+    sf_client_lock(c->cl);
+    part = part_find(c, topic, partition, NULL);
+    if (!part) {
+        sf_client_unlock(c->cl);
+        return SF_ERROR_NOTFOUND;
+    }
+    part_seek(c, part, SF_OFFSET_END, timestamp_ms);
+    sf_client_wake(c->cl);
+    rc = part_wait_resolved(c, part, deadline_of(timeout_ms));
+    sf_client_unlock(c->cl);
+    return rc;
+}
+
+int sf_consumer_position(sf_consumer_t *c, const char *topic, int32_t partition,
+                         int64_t *offset, int timeout_ms) {
+    cpart_t *part;
+    int rc;
+    if (!c || !topic || !offset)
+        return SF_ERROR_INVALID;
+    sf_client_lock(c->cl);
+    part = part_find(c, topic, partition, NULL);
+    if (!part) {
+        sf_client_unlock(c->cl);
+        return SF_ERROR_NOTFOUND;
+    }
+    rc = part_wait_resolved(c, part, deadline_of(timeout_ms));
+    if (rc == SF_OK) {
+        /* The next queued message, else the next offset to fetch. */
+        const sf_message_t *m = part->qhead ? sf_consumer_chunk_peek(part->qhead) : NULL;
+        *offset = m ? m->offset : part->fetch_pos;
+    }
+    sf_client_unlock(c->cl);
+    return rc;
+}
+
+/* Resolve the leader of @topic/@partition by @deadline (lock NOT held). */
+static int leader_wait(sf_consumer_t *c, const char *topic, int32_t partition, int64_t deadline,
+                       int32_t *leader) {
+    sf_client_t *cl = c->cl;
+    int rc = SF_OK;
+    int retries = 0;
+    sf_client_lock(cl);
+    for (;;) {
+        const sf_client_topic_t *t;
+        if ((rc = sf_client_metadata_wait(cl, topic, 0, deadline)) != SF_OK)
+            break;
+        t = sf_client_topic(cl, topic);
+        if (t && !t->err && partition >= t->partition_count) {
+            rc = SF_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+            break;
+        }
+        if (t && !t->err && t->partitions[partition].leader >= 0) {
+            *leader = t->partitions[partition].leader;
+            break;
+        }
+        if (t && t->err && !sf_error_retriable(sf_client_kerr(t->err))) {
+            rc = sf_client_kerr(t->err);
+            break;
+        }
+        if (t && t->err == SF_KERR_UNKNOWN_TOPIC_OR_PARTITION && retries >= 2) {
+            rc = SF_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+            break;
+        }
+        sf_client_metadata_stale(cl);
+        {
+            int64_t until = sf_clock_mono_ms() + part_backoff_ms(cl, retries++);
+            if (deadline >= 0 && until > deadline)
+                until = deadline;
+            while (sf_client_wait(cl, until) != SF_ERROR_TIMED_OUT)
+                ;
+        }
+        if (deadline >= 0 && sf_clock_mono_ms() >= deadline) {
+            rc = SF_ERROR_TIMED_OUT;
+            break;
+        }
+    }
+    sf_client_unlock(cl);
+    return rc;
+}
+
+/* ListOffsets for one partition and @timestamp, synchronously, retrying leader changes. */
+static int list_offset(sf_consumer_t *c, const char *topic, int32_t partition, int64_t timestamp,
+                       int64_t deadline, int64_t *offset) {
+    int attempts = 0;
+    for (;;) {
+        lo_req_t lo;
+        int32_t leader = -1;
+        int64_t now;
+        int rc = leader_wait(c, topic, partition, deadline, &leader);
+        if (rc != SF_OK)
+            return rc;
+        memset(&lo, 0, sizeof(lo));
+        lo.c = c;
+        lo.topic = topic;
+        lo.partition = partition;
+        lo.timestamp = timestamp;
+        now = sf_clock_mono_ms();
+        rc = sf_client_call(c->cl, leader, SF_PROTO_API_ListOffsets, 5, lo_encode, lo_decode,
+                            &lo, deadline < 0 ? -1 : (int)(deadline > now ? deadline - now : 1));
+        if (rc == SF_OK && lo.kerr)
+            rc = sf_client_kerr(lo.kerr);
+        if (rc == SF_OK) {
+            *offset = lo.offset;
+            return SF_OK;
+        }
+        if (!(sf_error_retriable(rc) || rc == SF_KERR_NOT_LEADER_OR_FOLLOWER) ||
+            rc == SF_ERROR_TIMED_OUT || ++attempts > 10)
+            return rc;
+        sf_client_lock(c->cl);
+        sf_client_metadata_stale(c->cl);
+        sf_client_unlock(c->cl);
+    }
+}
+
+int sf_consumer_watermarks(sf_consumer_t *c, const char *topic, int32_t partition,
+                           int64_t *low, int64_t *high, int timeout_ms) {
+    int64_t deadline, lo = -1, hi = -1;
+    int rc;
+    if (!c || !topic || partition < 0)
+        return SF_ERROR_INVALID;
+    deadline = deadline_of(timeout_ms < 0 ? conf_of(c->cl)->request_timeout_ms : timeout_ms);
+    rc = list_offset(c, topic, partition, SF_OFFSET_BEGINNING, deadline, &lo);
+    if (rc == SF_OK)
+        rc = list_offset(c, topic, partition, SF_OFFSET_END, deadline, &hi);
+    if (rc == SF_OK) {
+        if (low)
+            *low = lo;
+        if (high)
+            *high = hi;
+    }
+    return rc;
+}
+
+/* The next message, round robin over the partitions that have one (lock held). */
+static sf_message_t *take_next(sf_consumer_t *c) {
+    cpart_t *part;
+    while ((part = c->ready_head)) {
+        sf_consumer_chunk_t *chunk = part->qhead;
+        sf_message_t *m = chunk ? sf_consumer_chunk_take(chunk) : NULL;
+        if (chunk && sf_consumer_chunk_remaining(chunk) == 0) {
+            queue_pop(c, part);
+            if (c->throttled) {
+                /* Room again: let the scheduler send the fetches it held back. */
+                c->throttled = 0;
+                sf_client_wake(c->cl);
+            }
+        }
+        ready_remove(c, part);
+        if (part->qhead)
+            ready_append(c, part);
+        if (m)
+            return m;
+    }
+    return NULL;
+}
+
+sf_message_t *sf_consumer_poll(sf_consumer_t *c, int timeout_ms) {
+    int64_t deadline;
+    sf_message_t *m = NULL;
+    unsigned gen;
+    if (!c)
+        return NULL;
+    sf_client_lock(c->cl);
+    if (c->wake_pending) {
+        c->wake_pending = 0;
+        sf_client_unlock(c->cl);
+        return NULL;
+    }
+    /* The common case first, without reading the clock. */
+    if ((m = take_next(c)) || timeout_ms == 0) {
+        sf_client_unlock(c->cl);
+        return m;
+    }
+    deadline = deadline_of(timeout_ms);
+    gen = c->wake_gen;
+    c->npollers++;
+    for (;;) {
+        if ((m = take_next(c)) || c->wake_gen != gen || c->stopped || timeout_ms == 0)
+            break;
+        if (sf_client_wait(c->cl, deadline) == SF_ERROR_TIMED_OUT) {
+            m = take_next(c);
+            break;
+        }
+    }
+    c->npollers--;
+    sf_client_unlock(c->cl);
+    return m;
+}
+
+void sf_consumer_wakeup(sf_consumer_t *c) {
+    if (!c)
+        return;
+    sf_client_lock(c->cl);
+    if (c->npollers)
+        c->wake_gen++;
+    else
+        c->wake_pending = 1;
+    sf_client_signal(c->cl);
+    sf_client_unlock(c->cl);
+}
+
+void sf_consumer_destroy(sf_consumer_t *c) {
+    size_t i;
+    if (!c)
+        return;
+    sf_client_destroy(c->cl);
+    for (i = 0; i < c->nparts; i++) {
+        queue_drop(c, c->parts[i]);
+        part_unref(c->parts[i]);
+    }
+    free(c->parts);
+    free(c->cands);
+    free(c->busy);
+    sf_consumer_pool_release(c->pool);
+    free(c);
+}

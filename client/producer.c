@@ -1,0 +1,1660 @@
+/* The producer: sf_producer_send appends records to per-partition batches (the accumulator);
+ * the I/O thread sends ready batches, one ProduceRequest per leader broker carrying at most one
+ * batch per partition, and at most one request per partition in flight; results become
+ * delivery reports served by sf_producer_poll/flush/destroy in the caller's thread.
+ *
+ * Memory. buffer.memory bounds the encoded bytes (plus a report entry) of the records queued or
+ * in flight: a record is charged from sf_producer_send until its outcome is known. Then the
+ * bytes of a batch without delivery callbacks are freed at once (producing without callbacks
+ * needs no polling); those of a batch with callbacks move to the report queue, which has a
+ * bound of its own (buffer.memory again) until sf_producer_poll/flush serve it. A send blocks
+ * (up to max.block.ms) while either is full, so the producer holds at most twice buffer.memory
+ * of records, and an application that never serves its callbacks gets SF_ERROR_QUEUE_FULL
+ * instead of unbounded growth; one that polls never waits for its own unserved reports.
+ *
+ * Wake-ups. The application thread wakes the I/O thread only when a batch becomes ready by
+ * size (or a new batch is queued behind one), or when a new batch needs the linger timer
+ * earlier than it is set; never per record. The I/O thread keeps one timer, set to the
+ * earliest linger, retry-backoff or delivery-timeout deadline. */
+#include <assert.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "client.h"
+#include "clientconf.h"
+#include "clock.h"
+#include "crc32c.h"
+#include "err.h"
+#include "murmur2.h"
+#include "producer.h"
+#include "proto.h"
+
+/* ------------------------------------------------------------------------------------------
+ * Accumulator (no locking, no I/O; see producer.h)
+ * ------------------------------------------------------------------------------------------ */
+
+/* Batches kept for reuse after release, and the largest buffer kept. */
+#define ACC_CACHE_MAX 8
+#define ACC_CACHE_BUF_MAX (4u << 20)
+
+static inline uint32_t zz32(int32_t v) {
+    return ((uint32_t)v << 1) ^ (uint32_t)(v >> 31);
+}
+
+static inline uint64_t zz64(int64_t v) {
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static inline size_t uvarint_size(uint64_t v) {
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static inline uint8_t *put_uvarint(uint8_t *p, uint64_t v) {
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+/* Varint-length bytes (-1 for null). */
+static inline uint8_t *put_varbytes(uint8_t *p, const void *s, size_t len) {
+    if (!s)
+        return put_uvarint(p, zz32(-1));
+    p = put_uvarint(p, zz32((int32_t)len));
+    if (len)
+        memcpy(p, s, len);
+    return p + len;
+}
+
+static uint64_t acc_rand(uint64_t *s) {
+    uint64_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *s = x;
+    return x;
+}
+
+static uint64_t name_hash(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    while (*s)
+        h = (h ^ (uint8_t)*s++) * 1099511628211ull;
+    return h;
+}
+
+int sf_producer_acc_init(sf_producer_acc_t *acc, const sf_producer_accconf_t *conf,
+                         uint64_t seed) {
+    memset(acc, 0, sizeof(*acc));
+    acc->conf = *conf;
+    acc->rng = seed ? seed : 0x9e3779b97f4a7c15ull;
+    acc->nbuckets = 16;
+    acc->buckets = calloc(acc->nbuckets, sizeof(*acc->buckets));
+    if (!acc->buckets) {
+        acc->nbuckets = 0;
+        return SF_ERR_NOMEM;
+    }
+    return SF_OK;
+}
+
+static void batch_free(sf_producer_batch_t *b) {
+    free(b->buf);
+    free(b->meta);
+    sf_wbuf_free(&b->zbuf);
+    free(b);
+}
+
+void sf_producer_acc_release(sf_producer_acc_t *acc, sf_producer_batch_t *b) {
+    if (acc->ncache < ACC_CACHE_MAX && b->cap <= ACC_CACHE_BUF_MAX) {
+        /* Keep the buffers (records, reports, compressed copy) for the next batch. */
+        if (b->zbuf.cap > ACC_CACHE_BUF_MAX) {
+            sf_wbuf_free(&b->zbuf);
+            sf_wbuf_init(&b->zbuf);
+        }
+        sf_wbuf_reset(&b->zbuf);
+        b->next = acc->cache;
+        acc->cache = b;
+        acc->ncache++;
+        return;
+    }
+    batch_free(b);
+}
+
+void sf_producer_acc_free(sf_producer_acc_t *acc) {
+    size_t i;
+    int32_t j;
+    sf_producer_batch_t *b;
+    for (i = 0; i < acc->nbuckets && acc->buckets; i++) {
+        sf_producer_topic_t *t = acc->buckets[i], *tn;
+        for (; t; t = tn) {
+            tn = t->next;
+            for (j = 0; j < t->cap; j++) {
+                sf_producer_part_t *part = t->parts[j];
+                if (!part)
+                    continue;
+                while ((b = part->head)) {
+                    part->head = b->next;
+                    batch_free(b);
+                }
+                if (part->inflight)
+                    batch_free(part->inflight);
+                free(part);
+            }
+            free(t->parts);
+            free(t->avail);
+            free(t->name);
+            free(t);
+        }
+    }
+    free(acc->buckets);
+    while ((b = acc->cache)) {
+        acc->cache = b->next;
+        batch_free(b);
+    }
+    memset(acc, 0, sizeof(*acc));
+}
+
+static int acc_grow_buckets(sf_producer_acc_t *acc) {
+    size_t n = acc->nbuckets * 2, i;
+    sf_producer_topic_t **nb = calloc(n, sizeof(*nb));
+    if (!nb)
+        return SF_ERR_NOMEM;
+    for (i = 0; i < acc->nbuckets; i++) {
+        sf_producer_topic_t *t = acc->buckets[i], *tn;
+        for (; t; t = tn) {
+            size_t h = (size_t)(name_hash(t->name) & (n - 1));
+            tn = t->next;
+            t->next = nb[h];
+            nb[h] = t;
+        }
+    }
+    free(acc->buckets);
+    acc->buckets = nb;
+    acc->nbuckets = n;
+    return SF_OK;
+}
+
+sf_producer_topic_t *sf_producer_acc_topic(sf_producer_acc_t *acc, const char *name,
+                                           int create) {
+    sf_producer_topic_t *t = acc->last;
+    size_t h;
+    if (t && strcmp(t->name, name) == 0)
+        return t;
+    h = (size_t)(name_hash(name) & (acc->nbuckets - 1));
+    for (t = acc->buckets[h]; t; t = t->next)
+        if (strcmp(t->name, name) == 0)
+            return acc->last = t;
+    if (!create)
+        return NULL;
+    if (acc->ntopics >= acc->nbuckets && acc_grow_buckets(acc) == SF_OK)
+        h = (size_t)(name_hash(name) & (acc->nbuckets - 1));
+    t = calloc(1, sizeof(*t));
+    if (!t || !(t->name = strdup(name))) {
+        free(t);
+        return NULL;
+    }
+    t->sticky = -1;
+    t->next = acc->buckets[h];
+    acc->buckets[h] = t;
+    acc->ntopics++;
+    return acc->last = t;
+}
+
+int sf_producer_topic_update(sf_producer_acc_t *acc, sf_producer_topic_t *t, int err,
+                             int32_t nparts, const int32_t *leaders) {
+    int32_t i;
+    (void)acc;
+    t->known = 1;
+    t->err = err;
+    if (err)
+        return SF_OK;
+    if (nparts < 0)
+        nparts = 0;
+    if (nparts > t->cap) {
+        sf_producer_part_t **np = realloc(t->parts, (size_t)nparts * sizeof(*np));
+        int32_t *na;
+        if (!np)
+            return SF_ERR_NOMEM;
+        t->parts = np;
+        for (i = t->cap; i < nparts; i++)
+            np[i] = NULL;
+        na = realloc(t->avail, (size_t)nparts * sizeof(*na));
+        if (!na)
+            return SF_ERR_NOMEM;
+        t->avail = na;
+        for (i = t->cap; i < nparts; i++) {
+            sf_producer_part_t *part = calloc(1, sizeof(*part));
+            if (!part)
+                return SF_ERR_NOMEM; /* t->cap stays: the rest are added next time */
+            part->topic = t;
+            part->id = i;
+            part->leader = -1;
+            np[i] = part;
+            t->cap = i + 1;
+        }
+    }
+    t->navail = 0;
+    for (i = 0; i < t->cap; i++) {
+        int32_t leader = i < nparts && leaders ? leaders[i] : -1;
+        t->parts[i]->leader = leader;
+        if (leader >= 0 && i < nparts)
+            t->avail[t->navail++] = i;
+    }
+    t->nparts = nparts;
+    /* Null-key records must not keep going to a partition that lost its leader. */
+    if (t->sticky >= nparts || (t->sticky >= 0 && t->parts[t->sticky]->leader < 0))
+        t->sticky = -1;
+    return SF_OK;
+}
+
+size_t sf_producer_record_fixed_size(const sf_record_t *rec) {
+    /* Lengths are capped well below SIZE_MAX so the sum cannot wrap; anything over
+     * INT32_MAX is reported as such (too large), invalid input as SIZE_MAX. */
+    const size_t big = (size_t)INT32_MAX + 1;
+    size_t n = 0, i;
+    if (rec->key && rec->key_len > INT32_MAX)
+        return big;
+    if (rec->value && rec->value_len > INT32_MAX)
+        return big;
+    if (rec->header_count && !rec->headers)
+        return SIZE_MAX;
+    if (rec->header_count > INT32_MAX)
+        return big;
+    n += rec->key ? uvarint_size(zz32((int32_t)rec->key_len)) + rec->key_len : 1;
+    n += rec->value ? uvarint_size(zz32((int32_t)rec->value_len)) + rec->value_len : 1;
+    n += uvarint_size(zz32((int32_t)rec->header_count));
+    for (i = 0; i < rec->header_count; i++) {
+        const sf_header_t *h = &rec->headers[i];
+        size_t kl;
+        if (!h->key)
+            return SIZE_MAX;
+        kl = strlen(h->key);
+        if (kl > INT32_MAX || (h->value && h->value_len > INT32_MAX))
+            return big;
+        n += uvarint_size(zz32((int32_t)kl)) + kl;
+        n += h->value ? uvarint_size(zz32((int32_t)h->value_len)) + h->value_len : 1;
+        if (n >= big)
+            return big;
+    }
+    return n >= big ? big : n;
+}
+
+int32_t sf_producer_sticky_pick(uint64_t *rng, int32_t prev, const int32_t *avail,
+                                int32_t navail, int32_t nparts) {
+    int32_t n = navail > 0 ? navail : nparts, k;
+    if (nparts < 1)
+        return -1;
+    if (n == 1)
+        return navail > 0 ? avail[0] : 0;
+    k = (int32_t)(acc_rand(rng) % (uint64_t)n);
+    if ((navail > 0 ? avail[k] : k) == prev)
+        k = (k + 1 + (int32_t)(acc_rand(rng) % (uint64_t)(n - 1))) % n;
+    return navail > 0 ? avail[k] : k;
+}
+
+int32_t sf_producer_acc_partition(sf_producer_acc_t *acc, sf_producer_topic_t *t,
+                                  const sf_record_t *rec) {
+    if (rec->partition >= 0)
+        return rec->partition < t->nparts ? rec->partition : -1;
+    if (t->nparts < 1)
+        return -1;
+    if (rec->key) {
+        if (acc->conf.partitioner_murmur2)
+            return sf_murmur2_partition(rec->key, rec->key_len, t->nparts);
+        return (int32_t)(acc_rand(&acc->rng) % (uint64_t)t->nparts);
+    }
+    if (t->sticky < 0 || t->sticky >= t->nparts)
+        t->sticky = sf_producer_sticky_pick(&acc->rng, -1, t->avail, t->navail, t->nparts);
+    return t->sticky;
+}
+
+static void acc_activate(sf_producer_acc_t *acc, sf_producer_part_t *part) {
+    if (part->active)
+        return;
+    part->active = 1;
+    part->next_active = NULL;
+    if (acc->active_tail)
+        acc->active_tail->next_active = part;
+    else
+        acc->active = part;
+    acc->active_tail = part;
+}
+
+/* A new empty batch for @part able to hold at least @need record bytes. */
+static sf_producer_batch_t *batch_new(sf_producer_acc_t *acc, sf_producer_part_t *part,
+                                      size_t need) {
+    size_t cap = (size_t)acc->conf.batch_size;
+    size_t max = (size_t)acc->conf.max_batch_bytes;
+    sf_producer_batch_t *b = acc->cache;
+    if (cap < SF_RECBATCH_HEADER_SIZE + need)
+        cap = SF_RECBATCH_HEADER_SIZE + need;
+    if (cap > max)
+        cap = max;
+    if (b) {
+        acc->cache = b->next;
+        acc->ncache--;
+    } else {
+        b = calloc(1, sizeof(*b));
+        if (!b)
+            return NULL;
+        sf_wbuf_init(&b->zbuf);
+    }
+    if (b->cap < cap) {
+        uint8_t *nb = realloc(b->buf, cap);
+        if (!nb) {
+            batch_free(b);
+            return NULL;
+        }
+        b->buf = nb;
+        b->cap = cap;
+    }
+    b->next = NULL;
+    b->part = part;
+    b->len = SF_RECBATCH_HEADER_SIZE;
+    b->count = 0;
+    b->ncb = 0;
+    b->base_ts = b->max_ts = 0;
+    b->created = 0;
+    b->mem = 0;
+    b->closed = 0;
+    b->wire = NULL;
+    b->wire_len = 0;
+    b->attempts = 0;
+    b->retry_at = 0;
+    b->err = 0;
+    b->base_offset = -1;
+    b->append_time = -1;
+    return b;
+}
+
+int sf_producer_acc_append(sf_producer_acc_t *acc, sf_producer_part_t *part,
+                           const sf_record_t *rec, size_t fixed, int64_t ts, int64_t now,
+                           sf_delivery_cb *cb, void *opaque, size_t *charged, int *events) {
+    const size_t max = (size_t)acc->conf.max_batch_bytes;
+    sf_producer_batch_t *b = part->tail;
+    size_t body, total, i;
+    uint8_t *w;
+    int ev = 0;
+
+    *events = 0;
+    *charged = 0;
+    if (fixed > max)
+        return SF_ERR_TOOLARGE;
+    if (b && !b->closed && b->count < INT32_MAX) {
+        body = 1 + uvarint_size(zz64(ts - b->base_ts)) + uvarint_size(zz32(b->count)) + fixed;
+        total = uvarint_size(zz32((int32_t)body)) + body;
+        if (b->len + total > max)
+            b = NULL;
+    } else {
+        b = NULL;
+    }
+    if (!b) {
+        body = 1 + 1 + 1 + fixed;
+        total = uvarint_size(zz32((int32_t)body)) + body;
+        if (SF_RECBATCH_HEADER_SIZE + total > max)
+            return SF_ERR_TOOLARGE;
+        b = batch_new(acc, part, total);
+        if (!b)
+            return SF_ERR_NOMEM;
+        b->base_ts = b->max_ts = ts;
+        b->created = now >= 0 ? now : sf_clock_mono_ms();
+        ev = SF_PRODUCER_EV_NEW_BATCH | (part->head ? SF_PRODUCER_EV_BEHIND : 0);
+        if (part->tail)
+            part->tail->next = b;
+        else
+            part->head = b;
+        part->tail = b;
+        acc_activate(acc, part);
+    }
+    if (b->len + total > b->cap) {
+        size_t ncap = b->cap * 2;
+        uint8_t *nb;
+        if (ncap < b->len + total)
+            ncap = b->len + total;
+        if (ncap > max)
+            ncap = max;
+        nb = realloc(b->buf, ncap);
+        if (!nb)
+            goto nomem;
+        b->buf = nb;
+        b->cap = ncap;
+    }
+    if ((size_t)b->count >= b->metacap) {
+        size_t n = b->metacap ? b->metacap * 2 : 64;
+        sf_producer_recmeta_t *nm = realloc(b->meta, n * sizeof(*nm));
+        if (!nm)
+            goto nomem;
+        b->meta = nm;
+        b->metacap = n;
+    }
+    b->meta[b->count].pos = (uint32_t)b->len;
+    b->meta[b->count].cb = cb;
+    b->meta[b->count].opaque = opaque;
+
+    /* Record: length, attributes, timestamp delta, offset delta, key, value, headers. */
+    w = b->buf + b->len;
+    w = put_uvarint(w, zz32((int32_t)body));
+    *w++ = 0;
+    w = put_uvarint(w, zz64(ts - b->base_ts));
+    w = put_uvarint(w, zz32(b->count));
+    w = put_varbytes(w, rec->key, rec->key_len);
+    w = put_varbytes(w, rec->value, rec->value_len);
+    w = put_uvarint(w, zz32((int32_t)rec->header_count));
+    for (i = 0; i < rec->header_count; i++) {
+        const sf_header_t *h = &rec->headers[i];
+        w = put_varbytes(w, h->key, strlen(h->key));
+        w = put_varbytes(w, h->value, h->value_len);
+    }
+    assert((size_t)(w - (b->buf + b->len)) == total);
+
+    if (b->len < (size_t)acc->conf.batch_size && b->len + total >= (size_t)acc->conf.batch_size)
+        ev |= SF_PRODUCER_EV_FULL;
+    b->len += total;
+    if (ts > b->max_ts)
+        b->max_ts = ts;
+    b->count++;
+    if (cb)
+        b->ncb++;
+    *charged = total + sizeof(sf_producer_recmeta_t);
+    b->mem += *charged;
+    *events = ev;
+    return SF_OK;
+
+nomem:
+    if (b->count == 0) {
+        /* Unlink the batch just started (it is the tail). */
+        sf_producer_batch_t **pp = &part->head, *prev = NULL;
+        while (*pp != b) {
+            prev = *pp;
+            pp = &(*pp)->next;
+        }
+        *pp = NULL;
+        part->tail = prev;
+        sf_producer_acc_release(acc, b);
+    }
+    return SF_ERR_NOMEM;
+}
+
+int sf_producer_batch_ready(const sf_producer_accconf_t *conf, const sf_producer_batch_t *b,
+                            int has_newer, int flushing, int64_t now, int64_t *next) {
+    int64_t due;
+    if (b->retry_at > now) {
+        if (b->retry_at < *next)
+            *next = b->retry_at;
+        return 0;
+    }
+    if (b->closed || has_newer || flushing || b->len >= (size_t)conf->batch_size)
+        return 1;
+    due = b->created + conf->linger_ms;
+    if (now >= due)
+        return 1;
+    if (due < *next)
+        *next = due;
+    return 0;
+}
+
+sf_producer_batch_t *sf_producer_acc_take(sf_producer_acc_t *acc, sf_producer_part_t *part) {
+    sf_producer_batch_t *b = part->head;
+    (void)acc;
+    if (!b || part->inflight)
+        return NULL;
+    part->head = b->next;
+    if (!part->head)
+        part->tail = NULL;
+    b->next = NULL;
+    part->inflight = b;
+    /* A new batch for the sticky partition's records: move them elsewhere. */
+    if (part->topic->sticky == part->id)
+        part->topic->sticky = sf_producer_sticky_pick(&acc->rng, part->id, part->topic->avail,
+                                                      part->topic->navail,
+                                                      part->topic->nparts);
+    return b;
+}
+
+void sf_producer_acc_requeue(sf_producer_acc_t *acc, sf_producer_batch_t *b, int64_t now) {
+    sf_producer_part_t *part = b->part;
+    if (part->inflight == b)
+        part->inflight = NULL;
+    b->next = part->head;
+    part->head = b;
+    if (!part->tail)
+        part->tail = b;
+    b->attempts++;
+    b->retry_at = now + acc->conf.retry_backoff_ms;
+    acc_activate(acc, part);
+}
+
+void sf_producer_acc_done(sf_producer_acc_t *acc, sf_producer_batch_t *b) {
+    (void)acc;
+    if (b->part->inflight == b)
+        b->part->inflight = NULL;
+}
+
+int sf_producer_retry_ok(const sf_producer_accconf_t *conf, const sf_producer_batch_t *b,
+                         int err, int64_t now) {
+    return err != 0 && sf_error_retriable(err) && b->attempts < conf->retries &&
+           now < b->created + conf->delivery_timeout_ms;
+}
+
+sf_producer_batch_t *sf_producer_acc_expire(sf_producer_acc_t *acc, sf_producer_part_t *part,
+                                            int64_t now) {
+    sf_producer_batch_t *b = part->head;
+    if (!b || now < b->created + acc->conf.delivery_timeout_ms)
+        return NULL;
+    part->head = b->next;
+    if (!part->head)
+        part->tail = NULL;
+    b->next = NULL;
+    return b;
+}
+
+/* Append the decoded record @r (its headers still encoded in headers_raw) with report entry
+ * @meta to @b, which has room for it. */
+static void batch_put_raw(sf_producer_batch_t *b, const sf_recbatch_record_t *r,
+                            const sf_producer_recmeta_t *meta) {
+    size_t fixed = (r->key.len >= 0 ? uvarint_size(zz32(r->key.len)) + (size_t)r->key.len : 1) +
+                   (r->value.len >= 0 ? uvarint_size(zz32(r->value.len)) + (size_t)r->value.len
+                                      : 1) +
+                   uvarint_size(zz32(r->header_count)) + (size_t)r->headers_raw.len;
+    size_t body = 1 + uvarint_size(zz64(r->timestamp - b->base_ts)) +
+                  uvarint_size(zz32(b->count)) + fixed;
+    size_t total = uvarint_size(zz32((int32_t)body)) + body;
+    uint8_t *w = b->buf + b->len;
+    b->meta[b->count] = *meta;
+    b->meta[b->count].pos = (uint32_t)b->len;
+    w = put_uvarint(w, zz32((int32_t)body));
+    *w++ = 0;
+    w = put_uvarint(w, zz64(r->timestamp - b->base_ts));
+    w = put_uvarint(w, zz32(b->count));
+    w = put_varbytes(w, r->key.len >= 0 ? r->key.p : NULL,
+                     r->key.len >= 0 ? (size_t)r->key.len : 0);
+    w = put_varbytes(w, r->value.len >= 0 ? r->value.p : NULL,
+                     r->value.len >= 0 ? (size_t)r->value.len : 0);
+    w = put_uvarint(w, zz32(r->header_count));
+    if (r->headers_raw.len > 0)
+        memcpy(w, r->headers_raw.p, (size_t)r->headers_raw.len);
+    assert((size_t)(w + r->headers_raw.len - (b->buf + b->len)) == total);
+    b->len += total;
+    if (r->timestamp > b->max_ts)
+        b->max_ts = r->timestamp;
+    b->count++;
+    if (meta->cb)
+        b->ncb++;
+    b->mem += total + sizeof(sf_producer_recmeta_t);
+}
+
+int sf_producer_acc_split(sf_producer_acc_t *acc, sf_producer_batch_t *b, int64_t *mem_delta) {
+    sf_producer_part_t *part = b->part;
+    sf_producer_batch_t *first = NULL, *last = NULL, *nb = NULL, *x;
+    size_t target;
+    int32_t i;
+    *mem_delta = 0;
+    if (b->count < 2)
+        return SF_ERR_INVALID;
+    /* Half the records' bytes per batch; the worst case re-encodes a record with 15 more
+     * bytes of deltas, which the buffers below leave room for. */
+    target = SF_RECBATCH_HEADER_SIZE + (b->len - SF_RECBATCH_HEADER_SIZE) / 2;
+    for (i = 0; i < b->count; i++) {
+        sf_recbatch_record_t r;
+        size_t rlen;
+        if (sf_producer_batch_record(b, i, &r) != SF_OK)
+            goto fail;
+        rlen = (i + 1 < b->count ? b->meta[i + 1].pos : b->len) - b->meta[i].pos + 15;
+        if (nb && nb->count > 0 && nb->len + rlen > target) {
+            nb = NULL;
+        }
+        if (!nb) {
+            size_t cap = target + rlen;
+            nb = calloc(1, sizeof(*nb));
+            if (!nb || !(nb->buf = malloc(cap)) ||
+                !(nb->meta = malloc((size_t)b->count * sizeof(*nb->meta)))) {
+                if (nb)
+                    batch_free(nb);
+                goto fail;
+            }
+            sf_wbuf_init(&nb->zbuf);
+            nb->cap = cap;
+            nb->metacap = (size_t)b->count;
+            nb->part = part;
+            nb->len = SF_RECBATCH_HEADER_SIZE;
+            nb->base_ts = nb->max_ts = r.timestamp;
+            nb->created = b->created;
+            nb->attempts = b->attempts;
+            nb->base_offset = -1;
+            nb->append_time = -1;
+            if (last)
+                last->next = nb;
+            else
+                first = nb;
+            last = nb;
+        }
+        if (nb->len + rlen > nb->cap) {
+            uint8_t *p = realloc(nb->buf, nb->len + rlen);
+            if (!p)
+                goto fail;
+            nb->buf = p;
+            nb->cap = nb->len + rlen;
+        }
+        batch_put_raw(nb, &r, &b->meta[i]);
+    }
+    for (x = first; x; x = x->next)
+        *mem_delta += (int64_t)x->mem;
+    *mem_delta -= (int64_t)b->mem;
+    if (part->inflight == b)
+        part->inflight = NULL;
+    last->next = part->head;
+    part->head = first;
+    if (!part->tail)
+        part->tail = last;
+    acc_activate(acc, part);
+    sf_producer_acc_release(acc, b);
+    return SF_OK;
+fail:
+    while ((x = first)) {
+        first = x->next;
+        batch_free(x);
+    }
+    return SF_ERR_NOMEM;
+}
+
+/* Write the v2 header for @len bytes at @p (records section already there) and its CRC. */
+static void batch_header_write(const sf_producer_batch_t *b, uint8_t *p, size_t len,
+                               int16_t attributes) {
+    sf_store_be64(p + SF_RECBATCH_OFF_BASE_OFFSET, 0);
+    sf_store_be32(p + SF_RECBATCH_OFF_BATCH_LENGTH, (uint32_t)(len - SF_RECBATCH_LOG_OVERHEAD));
+    sf_store_be32(p + SF_RECBATCH_OFF_LEADER_EPOCH, (uint32_t)-1);
+    p[SF_RECBATCH_OFF_MAGIC] = 2;
+    sf_store_be16(p + SF_RECBATCH_OFF_ATTRIBUTES, (uint16_t)attributes);
+    sf_store_be32(p + SF_RECBATCH_OFF_LAST_OFFSET_DELTA, (uint32_t)(b->count - 1));
+    sf_store_be64(p + SF_RECBATCH_OFF_BASE_TIMESTAMP, (uint64_t)b->base_ts);
+    sf_store_be64(p + SF_RECBATCH_OFF_MAX_TIMESTAMP, (uint64_t)b->max_ts);
+    sf_store_be64(p + SF_RECBATCH_OFF_PRODUCER_ID, (uint64_t)-1);      /* no producer id */
+    sf_store_be16(p + SF_RECBATCH_OFF_PRODUCER_EPOCH, (uint16_t)-1);
+    sf_store_be32(p + SF_RECBATCH_OFF_BASE_SEQUENCE, (uint32_t)-1);
+    sf_store_be32(p + SF_RECBATCH_OFF_RECORD_COUNT, (uint32_t)b->count);
+    sf_store_be32(p + SF_RECBATCH_OFF_CRC,
+                  sf_crc32c(0, p + SF_RECBATCH_OFF_ATTRIBUTES, len - SF_RECBATCH_OFF_ATTRIBUTES));
+}
+
+int sf_producer_batch_close(sf_producer_batch_t *b, sf_compress_codec_t codec, int level) {
+    int rc = SF_OK;
+    if (b->closed)
+        return SF_OK;
+    b->closed = 1;
+    if (codec != SF_COMPRESS_NONE) {
+        sf_wbuf_reset(&b->zbuf);
+        if (sf_wbuf_reserve(&b->zbuf, SF_RECBATCH_HEADER_SIZE))
+            rc = sf_compress(codec, level, b->buf + SF_RECBATCH_HEADER_SIZE,
+                             b->len - SF_RECBATCH_HEADER_SIZE, &b->zbuf);
+        else
+            rc = SF_ERR_NOMEM;
+        if (rc == SF_OK && b->zbuf.len < b->len) {
+            batch_header_write(b, b->zbuf.p, b->zbuf.len, (int16_t)codec);
+            b->wire = b->zbuf.p;
+            b->wire_len = b->zbuf.len;
+            return SF_OK;
+        }
+        /* Not smaller (or failed): send it uncompressed. */
+        if (b->zbuf.err) {
+            sf_wbuf_free(&b->zbuf);
+            sf_wbuf_init(&b->zbuf);
+        }
+        sf_wbuf_reset(&b->zbuf);
+    }
+    batch_header_write(b, b->buf, b->len, 0);
+    b->wire = b->buf;
+    b->wire_len = b->len;
+    return rc;
+}
+
+/* Read an unsigned LEB128 of at most @max bytes from *@pp (< @end). Returns 0 or -1. */
+static inline int get_uvarint(const uint8_t **pp, const uint8_t *end, int max, uint64_t *out) {
+    const uint8_t *p = *pp;
+    uint64_t v = 0;
+    int i;
+    for (i = 0; i < max && p < end; i++) {
+        uint8_t c = *p++;
+        v |= (uint64_t)(c & 0x7f) << (7 * i);
+        if (!(c & 0x80)) {
+            *pp = p;
+            *out = v;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Zig-zag varint-length bytes (length -1: null) at *@pp into @s. Returns 0 or -1. */
+static inline int get_varbytes(const uint8_t **pp, const uint8_t *end, sf_slice_t *s) {
+    uint64_t u;
+    int32_t len;
+    if (get_uvarint(pp, end, 5, &u) || u > UINT32_MAX)
+        return -1;
+    len = (int32_t)((uint32_t)(u >> 1) ^ -(uint32_t)(u & 1));
+    if (len < -1 || (len > 0 && (size_t)len > (size_t)(end - *pp)))
+        return -1;
+    s->p = len >= 0 ? *pp : NULL;
+    s->len = len;
+    if (len > 0)
+        *pp += len;
+    return 0;
+}
+
+int sf_producer_batch_record(const sf_producer_batch_t *b, int32_t i,
+                             sf_recbatch_record_t *rec) {
+    const uint8_t *p, *end = b->buf + b->len;
+    uint64_t u;
+    if (i < 0 || i >= b->count || b->meta[i].pos >= b->len)
+        return SF_ERR_MALFORMED;
+    /* The batch's own bytes, but decoded with every bound checked all the same. */
+    p = b->buf + b->meta[i].pos;
+    if (get_uvarint(&p, end, 5, &u) || (u >> 1) > (uint64_t)(end - p) || (u & 1))
+        return SF_ERR_MALFORMED;
+    end = p + (u >> 1);
+    if (p >= end)
+        return SF_ERR_MALFORMED;
+    rec->attributes = (int8_t)*p++;
+    if (get_uvarint(&p, end, 10, &u))
+        return SF_ERR_MALFORMED;
+    rec->timestamp = b->base_ts + (int64_t)((u >> 1) ^ -(u & 1));
+    if (get_uvarint(&p, end, 5, &u))
+        return SF_ERR_MALFORMED;
+    rec->offset = (int32_t)((uint32_t)(u >> 1) ^ -(uint32_t)(u & 1));
+    if (get_varbytes(&p, end, &rec->key) || get_varbytes(&p, end, &rec->value) ||
+        get_uvarint(&p, end, 5, &u) || (u & 1) || u > (uint64_t)INT32_MAX * 2)
+        return SF_ERR_MALFORMED;
+    rec->header_count = (int32_t)(u >> 1);
+    rec->headers_raw.p = p;
+    rec->headers_raw.len = (int32_t)(end - p);
+    rec->headers = NULL;
+    return SF_OK;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The producer handle
+ * ------------------------------------------------------------------------------------------ */
+
+/* Produce version: the highest this client writes (RecordBatch v2 needs v3 or later). */
+#define PROD_PRODUCE_VERSION 8
+#define PROD_PRODUCE_MIN_VERSION 3
+/* Requests queued or in flight per broker before the producer waits for one to finish. */
+#define PROD_MAX_INFLIGHT 5
+
+struct sf_producer {
+    sf_client_t *cl;            /* NULL once destroyed */
+    const sf_clientconf_t *cc;  /* owned by cl */
+    sf_producer_acc_t acc;
+    int ready;                  /* fully initialised: hooks may run */
+    int stopping;               /* on_stop ran: nothing is sent any more */
+    struct event *timer;        /* linger / backoff / expiry timer (I/O thread) */
+    int64_t timer_at;           /* when it fires (monotonic ms), INT64_MAX when not set */
+    int in_run, rerun;
+    int64_t mem_used;           /* bytes of records queued or in flight (buffer.memory) */
+    int64_t mem_dr;             /* bytes of records whose reports wait to be served */
+    size_t outstanding;         /* records sent whose outcome was not served */
+    sf_producer_batch_t *dr_head, *dr_tail; /* finished batches with callbacks to serve */
+    int dr_count;               /* batches on that list (read without the lock by poll) */
+    int serving;                /* a thread is calling delivery callbacks */
+    sf_producer_part_t **ready_parts; /* scratch of prod_run */
+    size_t capready;
+    int32_t *leaders;           /* scratch of prod_topic_sync */
+    int32_t capleaders;
+};
+
+/* One ProduceRequest: a batch of each of several partitions led by one broker. */
+typedef struct prod_req {
+    sf_producer_t *p;
+    int32_t broker;
+    int n;
+    sf_producer_batch_t **batches;   /* n, grouped by topic */
+    sf_proto_ProduceRequest_t msg;
+    sf_proto_ProduceRequest_Topic_t *topics;
+    sf_proto_ProduceRequest_Partition_t *parts;
+    /* per batch result from the response */
+    int16_t *codes;
+    int64_t *offsets, *times;
+    char *found;
+} prod_req_t;
+
+static void prod_run(sf_producer_t *p);
+
+static int64_t imin64(int64_t a, int64_t b) {
+    return a < b ? a : b;
+}
+
+/* Apply the cached metadata of @t's topic (lock held). */
+static void prod_topic_sync(sf_producer_t *p, sf_producer_topic_t *t) {
+    const sf_client_topic_t *ct = sf_client_topic(p->cl, t->name);
+    int32_t i, n;
+    if (!ct)
+        return;
+    if (ct->err) {
+        sf_producer_topic_update(&p->acc, t, sf_client_kerr(ct->err), 0, NULL);
+        return;
+    }
+    n = ct->partition_count > 0 ? ct->partition_count : 0;
+    if (n > p->capleaders) {
+        int32_t *nl = realloc(p->leaders, (size_t)n * sizeof(*nl));
+        if (!nl)
+            return;
+        p->leaders = nl;
+        p->capleaders = n;
+    }
+    for (i = 0; i < n; i++)
+        p->leaders[i] = ct->partitions[i].leader;
+    if (sf_producer_topic_update(&p->acc, t, 0, n, p->leaders) != SF_OK)
+        sf_client_log(p->cl, SF_LOG_LEVEL_ERR, "producer: out of memory for topic %s",
+                      t->name);
+}
+
+/* The accumulator topic for @name with usable metadata, waiting for it up to max.block.ms
+ * (lock held; @deadline is set on the first wait). Returns SF_OK, SF_ERROR_TIMED_OUT,
+ * SF_ERROR_NOMEM or the topic's Kafka error. */
+static int prod_topic_get(sf_producer_t *p, const char *name, sf_producer_topic_t **out,
+                          int64_t *deadline) {
+    sf_producer_topic_t *t = sf_producer_acc_topic(&p->acc, name, 1);
+    int rc;
+    *out = t;
+    if (!t)
+        return SF_ERROR_NOMEM;
+    if (t->known && !t->err && t->nparts > 0)
+        return SF_OK;
+    if (*deadline < 0)
+        *deadline = sf_clock_mono_ms() + p->cc->max_block_ms;
+    for (;;) {
+        int64_t now;
+        rc = sf_client_metadata_wait(p->cl, name, 1, *deadline);
+        if (rc != SF_OK)
+            return rc;
+        prod_topic_sync(p, t);
+        if (t->known && !t->err && t->nparts > 0)
+            return SF_OK;
+        /* A topic being created shows LEADER_NOT_AVAILABLE (or no partitions) for a moment:
+         * ask again. Other errors (UNKNOWN_TOPIC_OR_PARTITION when the broker does not create
+         * topics, INVALID_TOPIC_EXCEPTION, authorization) are final. */
+        if (t->err && t->err != SF_KERR_LEADER_NOT_AVAILABLE) {
+            /* Have it checked again soon, in case the topic is created meanwhile. */
+            sf_client_metadata_stale(p->cl);
+            return t->err;
+        }
+        now = sf_clock_mono_ms();
+        if (now >= *deadline)
+            return SF_ERROR_TIMED_OUT;
+        sf_client_metadata_stale(p->cl);
+        sf_client_wait(p->cl, imin64(*deadline, now + p->cc->retry_backoff_ms));
+        if (p->stopping)
+            return SF_ERROR_DESTROYED;
+    }
+}
+
+/* A batch's outcome is settled (lock held, or single-threaded once the client is gone):
+ * queue its report, or drop it at once when nobody asked for one. */
+static void prod_finish(sf_producer_t *p, sf_producer_batch_t *b, int err) {
+    b->err = err;
+    if (err) {
+        b->base_offset = -1;
+        b->append_time = -1;
+        if (p->cl && err != SF_ERROR_DESTROYED)
+            sf_client_log(p->cl, SF_LOG_LEVEL_WARNING,
+                          "producer: %d record(s) to %s [%" PRId32 "] failed: %s", b->count,
+                          b->part->topic->name, b->part->id, sf_error_name(err));
+    }
+    if (b->ncb == 0) {
+        p->outstanding -= (size_t)b->count;
+        p->mem_used -= (int64_t)b->mem;
+        sf_producer_acc_release(&p->acc, b);
+    } else {
+        p->mem_used -= (int64_t)b->mem;
+        p->mem_dr += (int64_t)b->mem;
+        b->next = NULL;
+        if (p->dr_tail)
+            p->dr_tail->next = b;
+        else
+            p->dr_head = b;
+        p->dr_tail = b;
+        __atomic_store_n(&p->dr_count, p->dr_count + 1, __ATOMIC_RELEASE);
+    }
+    if (p->cl)
+        sf_client_signal(p->cl);
+}
+
+/* Split the batch @b the broker found too large (lock held). */
+static int prod_split(sf_producer_t *p, sf_producer_batch_t *b) {
+    int64_t delta;
+    int32_t n = b->count;
+    const char *topic = b->part->topic->name;
+    int32_t id = b->part->id;
+    int rc = sf_producer_acc_split(&p->acc, b, &delta);
+    if (rc == SF_OK) {
+        p->mem_used += delta;
+        sf_client_log(p->cl, SF_LOG_LEVEL_INFO,
+                      "producer: %s [%" PRId32 "] batch of %d records too large for the "
+                      "broker, split",
+                      topic, id, n);
+    }
+    return rc;
+}
+
+/* The in-flight batch @b got @err (0: delivered at @base_offset / @append_time). */
+static void prod_result(sf_producer_t *p, sf_producer_batch_t *b, int err, int64_t base_offset,
+                        int64_t append_time, int64_t now) {
+    sf_producer_acc_done(&p->acc, b);
+    if (err == 0) {
+        b->base_offset = base_offset;
+        b->append_time = append_time;
+        prod_finish(p, b, 0);
+    } else if (!p->stopping && err == SF_KERR_MESSAGE_TOO_LARGE && b->count > 1 &&
+               now < b->created + p->acc.conf.delivery_timeout_ms && prod_split(p, b) == SF_OK) {
+        /* Split in two and sent again (as the Java client does); single records that are
+         * too large fail. */
+    } else if (!p->stopping && err != SF_ERROR_DESTROYED &&
+               sf_producer_retry_ok(&p->acc.conf, b, err, now)) {
+        sf_client_log(p->cl, SF_LOG_LEVEL_DEBUG,
+                      "producer: %s [%" PRId32 "] batch of %d failed (%s), retry %d",
+                      b->part->topic->name, b->part->id, b->count, sf_error_name(err),
+                      b->attempts + 1);
+        /* The leader may have moved: have the metadata refreshed before the retry. */
+        sf_client_metadata_stale(p->cl);
+        sf_producer_acc_requeue(&p->acc, b, now);
+    } else {
+        prod_finish(p, b, err);
+    }
+}
+
+static int prod_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
+    prod_req_t *req = arg;
+    size_t need = 64;
+    int k;
+    if (version < PROD_PRODUCE_MIN_VERSION)
+        return SF_ERR_UNSUPPORTED;
+    /* Grow the buffer once to its final size instead of doubling through the batches. */
+    for (k = 0; k < req->n; k++)
+        need += req->batches[k]->wire_len + 16 + strlen(req->batches[k]->part->topic->name);
+    if (sf_wbuf_reserve(wb, need))
+        wb->len -= need;
+    return sf_proto_ProduceRequest_encode(wb, version, &req->msg);
+}
+
+/* Index of the batch in @req for @topic/@index, starting the search at @hint. */
+static int req_find(prod_req_t *req, sf_slice_t topic, int32_t index, int hint) {
+    int k, i;
+    for (k = 0; k < req->n; k++) {
+        sf_producer_batch_t *b;
+        i = (hint + k) % req->n;
+        b = req->batches[i];
+        if (!req->found[i] && b->part->id == index && sf_slice_eq(topic, b->part->topic->name))
+            return i;
+    }
+    return -1;
+}
+
+static void prod_response(sf_client_t *cl, int err, int32_t broker_id, int16_t version,
+                          sf_rbuf_t *body, void *arg) {
+    prod_req_t *req = arg;
+    sf_producer_t *p = req->p;
+    int64_t now = sf_clock_mono_ms();
+    sf_arena_t arena;
+    int k;
+    (void)broker_id;
+
+    sf_arena_init(&arena, 0);
+    if (!err && body) {
+        sf_proto_ProduceResponse_t resp;
+        int32_t i, j;
+        int hint = 0;
+        if (sf_proto_ProduceResponse_decode(body, version, &arena, &resp) != SF_OK) {
+            sf_client_log(cl, SF_LOG_LEVEL_WARNING,
+                          "producer: malformed Produce v%d response from broker %" PRId32,
+                          version, req->broker);
+            err = SF_ERROR_MALFORMED;
+        } else {
+            for (i = 0; i < resp.ResponsesCount; i++) {
+                sf_proto_ProduceResponse_Topic_t *rt = &resp.Responses[i];
+                for (j = 0; j < rt->PartitionResponsesCount; j++) {
+                    sf_proto_ProduceResponse_Partition_t *rp = &rt->PartitionResponses[j];
+                    int at = req_find(req, rt->Name, rp->Index, hint);
+                    if (at < 0)
+                        continue;
+                    req->found[at] = 1;
+                    req->codes[at] = rp->ErrorCode;
+                    req->offsets[at] = rp->BaseOffset;
+                    req->times[at] = rp->LogAppendTimeMs;
+                    hint = at + 1;
+                }
+            }
+        }
+    }
+    for (k = 0; k < req->n; k++) {
+        sf_producer_batch_t *b = req->batches[k];
+        if (err)
+            prod_result(p, b, err, -1, -1, now);
+        else if (!body) /* acks=0: written is all we learn */
+            prod_result(p, b, 0, -1, -1, now);
+        else if (!req->found[k])
+            prod_result(p, b, SF_ERROR_MALFORMED, -1, -1, now);
+        else
+            prod_result(p, b, sf_client_kerr(req->codes[k]), req->offsets[k], req->times[k],
+                        now);
+    }
+    sf_arena_reset(&arena);
+    free(req);
+    if (err != SF_ERROR_DESTROYED)
+        prod_run(p);
+}
+
+static int part_cmp(const void *a, const void *b) {
+    const sf_producer_part_t *x = *(sf_producer_part_t *const *)a;
+    const sf_producer_part_t *y = *(sf_producer_part_t *const *)b;
+    if (x->leader != y->leader)
+        return x->leader < y->leader ? -1 : 1;
+    if (x->topic != y->topic)
+        return (uintptr_t)x->topic < (uintptr_t)y->topic ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Allocate a request for up to @n batches (one allocation). */
+static prod_req_t *req_new(sf_producer_t *p, int32_t broker, int n) {
+    size_t sz = sizeof(prod_req_t) + (size_t)n * (sizeof(sf_producer_batch_t *) +
+                                                  sizeof(sf_proto_ProduceRequest_Topic_t) +
+                                                  sizeof(sf_proto_ProduceRequest_Partition_t) +
+                                                  2 * sizeof(int64_t) + sizeof(int16_t) + 1);
+    prod_req_t *req = calloc(1, sz);
+    uint8_t *q;
+    if (!req)
+        return NULL;
+    q = (uint8_t *)(req + 1);
+    req->offsets = (int64_t *)q;
+    q += (size_t)n * sizeof(int64_t);
+    req->times = (int64_t *)q;
+    q += (size_t)n * sizeof(int64_t);
+    req->batches = (sf_producer_batch_t **)q;
+    q += (size_t)n * sizeof(sf_producer_batch_t *);
+    req->topics = (sf_proto_ProduceRequest_Topic_t *)q;
+    q += (size_t)n * sizeof(sf_proto_ProduceRequest_Topic_t);
+    req->parts = (sf_proto_ProduceRequest_Partition_t *)q;
+    q += (size_t)n * sizeof(sf_proto_ProduceRequest_Partition_t);
+    req->codes = (int16_t *)q;
+    q += (size_t)n * sizeof(int16_t);
+    req->found = (char *)q;
+    req->p = p;
+    req->broker = broker;
+    return req;
+}
+
+/* Fill req->msg from req->batches (grouped by topic) and queue the request. */
+static void req_send(sf_producer_t *p, prod_req_t *req, int64_t now) {
+    int k, rc;
+    int32_t nt = 0;
+    for (k = 0; k < req->n; k++) {
+        sf_producer_batch_t *b = req->batches[k];
+        if (nt == 0 || req->topics[nt - 1].Name.p != (const uint8_t *)b->part->topic->name) {
+            req->topics[nt].Name = sf_slice_cstr(b->part->topic->name);
+            req->topics[nt].PartitionData = &req->parts[k];
+            req->topics[nt].PartitionDataCount = 0;
+            nt++;
+        }
+        req->parts[k].Index = b->part->id;
+        req->parts[k].Records.p = b->wire;
+        req->parts[k].Records.len = (int32_t)b->wire_len;
+        req->topics[nt - 1].PartitionDataCount++;
+    }
+    req->msg.TransactionalId.p = NULL;
+    req->msg.TransactionalId.len = -1;
+    req->msg.Acks = (int16_t)p->cc->acks;
+    req->msg.TimeoutMs = p->cc->request_timeout_ms;
+    req->msg.TopicDataCount = nt;
+    req->msg.TopicData = req->topics;
+    rc = sf_client_request(p->cl, req->broker, SF_PROTO_API_Produce, PROD_PRODUCE_VERSION,
+                           prod_encode, prod_response, req, -1,
+                           p->cc->acks == 0 ? SF_CLIENT_NO_RESPONSE : 0);
+    if (rc != SF_OK) {
+        for (k = 0; k < req->n; k++)
+            prod_result(p, req->batches[k], rc, -1, -1, now);
+        free(req);
+    }
+}
+
+static void prod_timer_cb(evutil_socket_t fd, short what, void *arg);
+
+/* Set the timer to @next (INT64_MAX: none). I/O thread. */
+static void prod_arm(sf_producer_t *p, int64_t next, int64_t now) {
+    struct timeval tv;
+    int64_t ms;
+    if (next == p->timer_at)
+        return;
+    if (next == INT64_MAX) {
+        if (p->timer)
+            evtimer_del(p->timer);
+        p->timer_at = INT64_MAX;
+        return;
+    }
+    if (!p->timer && !(p->timer = evtimer_new(sf_client_base(p->cl), prod_timer_cb, p))) {
+        sf_client_log(p->cl, SF_LOG_LEVEL_ERR, "producer: cannot create a timer");
+        return;
+    }
+    ms = next > now ? next - now : 0;
+    tv.tv_sec = (time_t)(ms / 1000);
+    tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+    if (evtimer_add(p->timer, &tv) == 0)
+        p->timer_at = next;
+}
+
+/* Look at every partition with queued batches: expire, send what is ready, set the timer. */
+static void prod_run_once(sf_producer_t *p) {
+    sf_producer_acc_t *acc = &p->acc;
+    sf_producer_part_t *part, *prev = NULL, *nextp;
+    sf_producer_batch_t *b;
+    int64_t now = sf_clock_mono_ms(), next = INT64_MAX;
+    size_t nready = 0, i, j;
+    int need_md = 0;
+
+    for (part = acc->active; part; part = nextp) {
+        nextp = part->next_active;
+        while ((b = sf_producer_acc_expire(acc, part, now)))
+            prod_finish(p, b, SF_ERROR_TIMED_OUT);
+        if (!part->head) {
+            /* Nothing queued: leave the active list. */
+            if (prev)
+                prev->next_active = nextp;
+            else
+                acc->active = nextp;
+            if (acc->active_tail == part)
+                acc->active_tail = prev;
+            part->active = 0;
+            part->next_active = NULL;
+            continue;
+        }
+        prev = part;
+        b = part->head;
+        next = imin64(next, b->created + acc->conf.delivery_timeout_ms);
+        if (part->inflight ||
+            !sf_producer_batch_ready(&acc->conf, b, b->next != NULL, acc->flushing, now, &next))
+            continue;
+        if (part->leader < 0 || part->id >= part->topic->nparts) {
+            /* No leader known: wait for new metadata (checked again after the backoff). */
+            need_md = 1;
+            next = imin64(next, now + p->cc->retry_backoff_ms);
+            continue;
+        }
+        if (nready == p->capready) {
+            size_t n = p->capready ? p->capready * 2 : 64;
+            sf_producer_part_t **np = realloc(p->ready_parts, n * sizeof(*np));
+            if (!np)
+                break;
+            p->ready_parts = np;
+            p->capready = n;
+        }
+        p->ready_parts[nready++] = part;
+    }
+
+    /* One request per leader (more while a request would exceed max.request.size), at most
+     * PROD_MAX_INFLIGHT per broker; what does not go now goes when a response comes. */
+    if (nready > 1)
+        qsort(p->ready_parts, nready, sizeof(*p->ready_parts), part_cmp);
+    for (i = 0; i < nready; i = j) {
+        int32_t leader = p->ready_parts[i]->leader;
+        for (j = i; j < nready && p->ready_parts[j]->leader == leader; j++)
+            ;
+        while (i < j && sf_client_inflight(p->cl, leader) < PROD_MAX_INFLIGHT) {
+            prod_req_t *req = req_new(p, leader, (int)(j - i));
+            size_t bytes = 0;
+            if (!req)
+                break;
+            for (; i < j; i++) {
+                int rc;
+                part = p->ready_parts[i];
+                if (req->n > 0 && bytes + part->head->len > (size_t)p->cc->max_request_size)
+                    break;
+                b = sf_producer_acc_take(acc, part);
+                rc = sf_producer_batch_close(b, p->cc->compression, p->cc->compression_level);
+                if (rc != SF_OK && rc != SF_ERR_NOMEM)
+                    sf_client_log(p->cl, SF_LOG_LEVEL_WARNING,
+                                  "producer: %s compression failed (%s), sending uncompressed",
+                                  sf_compress_codec_name(p->cc->compression), sf_err_str(rc));
+                bytes += b->wire_len;
+                req->batches[req->n++] = b;
+            }
+            req_send(p, req, now);
+        }
+    }
+    if (need_md)
+        sf_client_metadata_stale(p->cl);
+    prod_arm(p, next, now);
+}
+
+static void prod_run(sf_producer_t *p) {
+    if (!p->ready || p->stopping)
+        return;
+    if (p->in_run) {
+        /* Called back from inside a run (e.g. a request failing at once): go round again. */
+        p->rerun = 1;
+        return;
+    }
+    p->in_run = 1;
+    do {
+        p->rerun = 0;
+        prod_run_once(p);
+    } while (p->rerun);
+    p->in_run = 0;
+}
+
+static void prod_timer_cb(evutil_socket_t fd, short what, void *arg) {
+    sf_producer_t *p = arg;
+    (void)fd;
+    (void)what;
+    sf_client_lock(p->cl);
+    p->timer_at = INT64_MAX;
+    prod_run(p);
+    sf_client_unlock(p->cl);
+}
+
+/* --- role hooks (I/O thread, lock held) --- */
+
+static void prod_on_wake(sf_client_t *cl, void *self) {
+    (void)cl;
+    prod_run(self);
+}
+
+static void prod_on_metadata(sf_client_t *cl, void *self) {
+    sf_producer_t *p = self;
+    size_t i;
+    (void)cl;
+    if (!p->ready)
+        return;
+    for (i = 0; i < p->acc.nbuckets; i++) {
+        sf_producer_topic_t *t;
+        for (t = p->acc.buckets[i]; t; t = t->next)
+            prod_topic_sync(p, t);
+    }
+    prod_run(p);
+}
+
+static void prod_on_broker(sf_client_t *cl, void *self, int32_t broker_id, int up) {
+    (void)cl;
+    (void)broker_id;
+    if (up)
+        prod_run(self);
+}
+
+/* Fail every queued batch with @err. */
+static void prod_fail_queued(sf_producer_t *p, int err) {
+    size_t i;
+    int32_t j;
+    for (i = 0; i < p->acc.nbuckets; i++) {
+        sf_producer_topic_t *t;
+        for (t = p->acc.buckets[i]; t; t = t->next) {
+            for (j = 0; j < t->cap; j++) {
+                sf_producer_part_t *part = t->parts[j];
+                sf_producer_batch_t *b;
+                while ((b = part->head)) {
+                    part->head = b->next;
+                    if (!part->head)
+                        part->tail = NULL;
+                    prod_finish(p, b, err);
+                }
+                if (part->inflight && !p->cl) {
+                    b = part->inflight;
+                    part->inflight = NULL;
+                    prod_finish(p, b, err);
+                }
+            }
+        }
+    }
+}
+
+static void prod_on_stop(sf_client_t *cl, void *self) {
+    sf_producer_t *p = self;
+    (void)cl;
+    if (!p->ready)
+        return;
+    p->stopping = 1;
+    prod_fail_queued(p, SF_ERROR_DESTROYED);
+    if (p->timer) {
+        event_free(p->timer);
+        p->timer = NULL;
+        p->timer_at = INT64_MAX;
+    }
+}
+
+/* --- delivery reports --- */
+
+/* Scratch space for the headers of a report's record (header keys as C strings). */
+typedef struct prod_scratch {
+    sf_header_t *hdrs;
+    size_t caphdrs;
+    char *keys;
+    size_t capkeys;
+} prod_scratch_t;
+
+/* Point @rec's headers at the decoded headers of @r (keys copied into @sc). Leaves
+ * header_count 0 when out of memory. */
+static void prod_report_headers(prod_scratch_t *sc, const sf_recbatch_record_t *r,
+                                sf_record_t *rec) {
+    size_t nh = (size_t)r->header_count, nk = (size_t)r->headers_raw.len + nh, kl = 0;
+    sf_rbuf_t hb;
+    size_t h;
+    if (nh > sc->caphdrs) {
+        sf_header_t *n = realloc(sc->hdrs, nh * sizeof(*n));
+        if (!n)
+            return;
+        sc->hdrs = n;
+        sc->caphdrs = nh;
+    }
+    if (nk > sc->capkeys) {
+        char *n = realloc(sc->keys, nk);
+        if (!n)
+            return;
+        sc->keys = n;
+        sc->capkeys = nk;
+    }
+    sf_rbuf_init(&hb, r->headers_raw.p, (size_t)r->headers_raw.len);
+    for (h = 0; h < nh; h++) {
+        sf_recbatch_rechdr_t rh;
+        if (sf_recbatch_rechdr_read(&hb, &rh) != SF_OK)
+            break;
+        memcpy(sc->keys + kl, rh.key.p, (size_t)rh.key.len);
+        sc->hdrs[h].key = sc->keys + kl;
+        kl += (size_t)rh.key.len;
+        sc->keys[kl++] = '\0';
+        sc->hdrs[h].value = rh.value.len >= 0 ? rh.value.p : NULL;
+        sc->hdrs[h].value_len = rh.value.len >= 0 ? (size_t)rh.value.len : 0;
+    }
+    rec->headers = sc->hdrs;
+    rec->header_count = h;
+}
+
+/* Call the delivery callbacks of the finished batch @b (lock NOT held). Returns how many
+ * were called. */
+static int prod_report_batch(sf_producer_batch_t *b, prod_scratch_t *sc) {
+    int32_t i;
+    int served = 0;
+    for (i = 0; i < b->count; i++) {
+        const sf_producer_recmeta_t *m = &b->meta[i];
+        sf_recbatch_record_t r;
+        sf_record_t rec;
+        sf_delivery_t d;
+        if (!m->cb)
+            continue;
+        if (i + 8 < b->count)
+            __builtin_prefetch(b->buf + b->meta[i + 8].pos);
+        memset(&rec, 0, sizeof(rec));
+        rec.topic = b->part->topic->name;
+        rec.partition = b->part->id;
+        /* The record is read back from the batch: the copy kept for the report costs nothing
+         * beyond the bytes sent. */
+        if (sf_producer_batch_record(b, i, &r) == SF_OK) {
+            rec.key = r.key.len >= 0 ? r.key.p : NULL;
+            rec.key_len = r.key.len >= 0 ? (size_t)r.key.len : 0;
+            rec.value = r.value.len >= 0 ? r.value.p : NULL;
+            rec.value_len = r.value.len >= 0 ? (size_t)r.value.len : 0;
+            rec.timestamp = r.timestamp;
+            if (r.header_count > 0)
+                prod_report_headers(sc, &r, &rec);
+        }
+        d.record = &rec;
+        d.partition = b->part->id;
+        d.err = b->err;
+        d.offset = !b->err && b->base_offset >= 0 ? b->base_offset + i : -1;
+        d.timestamp = !b->err && b->append_time >= 0 ? b->append_time : rec.timestamp;
+        m->cb(&d, m->opaque);
+        served++;
+    }
+    return served;
+}
+
+/* Serve the queued reports (lock held on entry and exit, released during the callbacks).
+ * One thread serves at a time, so callbacks run in the order outcomes arrived (per partition:
+ * offset order). Each batch's records stop counting (outstanding, memory) once its callbacks
+ * returned. Returns the number of callbacks called; 0 when another thread is serving. */
+static int prod_serve(sf_producer_t *p) {
+    sf_producer_batch_t *list = p->dr_head, *b;
+    prod_scratch_t sc;
+    int served = 0;
+    if (!list || p->serving)
+        return 0;
+    p->serving = 1;
+    p->dr_head = p->dr_tail = NULL;
+    __atomic_store_n(&p->dr_count, 0, __ATOMIC_RELEASE);
+    memset(&sc, 0, sizeof(sc));
+    while ((b = list)) {
+        list = b->next;
+        sf_client_unlock(p->cl);
+        served += prod_report_batch(b, &sc);
+        sf_client_lock(p->cl);
+        p->outstanding -= (size_t)b->count;
+        p->mem_dr -= (int64_t)b->mem;
+        sf_producer_acc_release(&p->acc, b);
+        sf_client_signal(p->cl);
+    }
+    p->serving = 0;
+    sf_client_signal(p->cl);
+    free(sc.hdrs);
+    free(sc.keys);
+    return served;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Public API
+ * ------------------------------------------------------------------------------------------ */
+
+sf_producer_t *sf_producer_new(const sf_conf_t *conf, char *errstr, size_t errstr_size) {
+    sf_producer_t *p;
+    sf_client_role_t role;
+    sf_producer_accconf_t ac;
+    int rc;
+
+    if (errstr && errstr_size)
+        errstr[0] = '\0';
+    if (!conf) {
+        if (errstr && errstr_size)
+            snprintf(errstr, errstr_size, "no configuration given");
+        return NULL;
+    }
+    p = calloc(1, sizeof(*p));
+    if (!p) {
+        if (errstr && errstr_size)
+            snprintf(errstr, errstr_size, "out of memory");
+        return NULL;
+    }
+    p->timer_at = INT64_MAX;
+    memset(&role, 0, sizeof(role));
+    role.self = p;
+    role.on_wake = prod_on_wake;
+    role.on_metadata = prod_on_metadata;
+    role.on_broker = prod_on_broker;
+    role.on_stop = prod_on_stop;
+    p->cl = sf_client_new(conf, &role, 1, errstr, errstr_size);
+    if (!p->cl) {
+        free(p);
+        return NULL;
+    }
+    p->cc = sf_client_conf(p->cl);
+    ac.linger_ms = p->cc->linger_ms;
+    ac.batch_size = p->cc->batch_size;
+    ac.max_batch_bytes = p->cc->max_request_size;
+    ac.delivery_timeout_ms = p->cc->delivery_timeout_ms;
+    ac.retries = p->cc->retries;
+    ac.retry_backoff_ms = p->cc->retry_backoff_ms;
+    ac.partitioner_murmur2 = p->cc->partitioner_murmur2;
+    sf_client_lock(p->cl);
+    rc = sf_producer_acc_init(&p->acc, &ac,
+                              (uint64_t)sf_clock_wall_ms() * 2654435761u ^ (uintptr_t)p);
+    p->ready = rc == SF_OK;
+    sf_client_unlock(p->cl);
+    if (rc != SF_OK) {
+        if (errstr && errstr_size)
+            snprintf(errstr, errstr_size, "out of memory");
+        sf_client_destroy(p->cl);
+        sf_producer_acc_free(&p->acc);
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+int sf_producer_send(sf_producer_t *p, const sf_record_t *rec, sf_delivery_cb *cb,
+                     void *opaque) {
+    sf_producer_topic_t *t;
+    sf_producer_part_t *part;
+    int64_t deadline = -1, ts;
+    size_t fixed, need, charged;
+    int32_t pid;
+    int rc, ev, wake;
+
+    if (!p || !rec || !rec->topic || !rec->topic[0] || rec->partition < SF_PARTITION_ANY ||
+        rec->timestamp < 0)
+        return SF_ERROR_INVALID;
+    fixed = sf_producer_record_fixed_size(rec);
+    if (fixed == SIZE_MAX)
+        return SF_ERROR_INVALID;
+    need = fixed + SF_PRODUCER_RECORD_OVERHEAD + sizeof(sf_producer_recmeta_t);
+    if (fixed + SF_PRODUCER_RECORD_OVERHEAD + SF_RECBATCH_HEADER_SIZE >
+            (size_t)p->cc->max_request_size ||
+        (int64_t)need > p->cc->buffer_memory)
+        return SF_ERROR_TOOLARGE;
+    ts = rec->timestamp ? rec->timestamp : sf_clock_wall_ms();
+
+    sf_client_lock(p->cl);
+    if (p->stopping) {
+        rc = SF_ERROR_DESTROYED;
+        goto out;
+    }
+    rc = prod_topic_get(p, rec->topic, &t, &deadline);
+    if (rc != SF_OK)
+        goto out;
+    /* buffer.memory: wait for records to be delivered and reports to be served. */
+    while (p->mem_used + (int64_t)need > p->cc->buffer_memory ||
+           p->mem_dr > p->cc->buffer_memory) {
+        if (deadline < 0)
+            deadline = sf_clock_mono_ms() + p->cc->max_block_ms;
+        if (sf_client_wait(p->cl, deadline) != SF_OK &&
+            (p->mem_used + (int64_t)need > p->cc->buffer_memory ||
+             p->mem_dr > p->cc->buffer_memory)) {
+            rc = SF_ERROR_QUEUE_FULL;
+            goto out;
+        }
+        if (p->stopping) {
+            rc = SF_ERROR_DESTROYED;
+            goto out;
+        }
+    }
+    pid = sf_producer_acc_partition(&p->acc, t, rec);
+    if (pid < 0 || pid >= t->cap) {
+        rc = SF_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+        goto out;
+    }
+    part = t->parts[pid];
+    rc = sf_producer_acc_append(&p->acc, part, rec, fixed, ts, -1, cb, opaque, &charged, &ev);
+    if (rc != SF_OK) {
+        rc = rc == SF_ERR_TOOLARGE ? SF_ERROR_TOOLARGE : SF_ERROR_NOMEM;
+        goto out;
+    }
+    p->mem_used += (int64_t)charged;
+    p->outstanding++;
+    /* Wake the I/O thread only when something becomes ready it does not know about: a batch
+     * full (or one queued behind another) with nothing in flight for the partition, or a new
+     * batch whose linger deadline is earlier than the timer. */
+    wake = ((ev & (SF_PRODUCER_EV_FULL | SF_PRODUCER_EV_BEHIND)) && !part->inflight) ||
+           ((ev & SF_PRODUCER_EV_NEW_BATCH) &&
+            (p->acc.flushing || part->tail->created + p->acc.conf.linger_ms < p->timer_at));
+    sf_client_unlock(p->cl);
+    if (wake)
+        sf_client_wake(p->cl);
+    return SF_OK;
+out:
+    sf_client_unlock(p->cl);
+    return rc;
+}
+
+int sf_producer_poll(sf_producer_t *p, int timeout_ms) {
+    int64_t deadline;
+    int served;
+    if (!p)
+        return 0;
+    if (timeout_ms == 0 && __atomic_load_n(&p->dr_count, __ATOMIC_ACQUIRE) == 0)
+        return 0;
+    deadline = timeout_ms < 0 ? -1 : sf_clock_mono_ms() + timeout_ms;
+    sf_client_lock(p->cl);
+    while ((!p->dr_head || p->serving) && timeout_ms != 0) {
+        if (sf_client_wait(p->cl, deadline) != SF_OK)
+            break;
+    }
+    served = prod_serve(p);
+    sf_client_unlock(p->cl);
+    return served;
+}
+
+int sf_producer_flush(sf_producer_t *p, int timeout_ms) {
+    int64_t deadline;
+    int rc = SF_OK;
+    if (!p)
+        return SF_ERROR_INVALID;
+    deadline = timeout_ms < 0 ? -1 : sf_clock_mono_ms() + timeout_ms;
+    sf_client_lock(p->cl);
+    p->acc.flushing++;
+    sf_client_unlock(p->cl);
+    sf_client_wake(p->cl);
+    sf_client_lock(p->cl);
+    for (;;) {
+        if (p->dr_head && !p->serving) {
+            prod_serve(p);
+            continue;
+        }
+        if (p->outstanding == 0)
+            break;
+        if (sf_client_wait(p->cl, deadline) != SF_OK) {
+            prod_serve(p);
+            if (p->outstanding)
+                rc = SF_ERROR_TIMED_OUT;
+            break;
+        }
+    }
+    p->acc.flushing--;
+    sf_client_unlock(p->cl);
+    return rc;
+}
+
+size_t sf_producer_outstanding(sf_producer_t *p) {
+    size_t n;
+    if (!p)
+        return 0;
+    sf_client_lock(p->cl);
+    n = p->outstanding;
+    sf_client_unlock(p->cl);
+    return n;
+}
+
+void sf_producer_destroy(sf_producer_t *p) {
+    sf_producer_batch_t *b;
+    prod_scratch_t sc;
+    if (!p)
+        return;
+    /* Requests in flight fail with SF_ERROR_DESTROYED, then on_stop fails the queued ones;
+     * after this the I/O thread is gone and everything below runs in this thread alone. */
+    sf_client_destroy(p->cl);
+    p->cl = NULL;
+    p->stopping = 1;
+    prod_fail_queued(p, SF_ERROR_DESTROYED);
+    memset(&sc, 0, sizeof(sc));
+    while ((b = p->dr_head)) {
+        p->dr_head = b->next;
+        prod_report_batch(b, &sc);
+        batch_free(b);
+    }
+    free(sc.hdrs);
+    free(sc.keys);
+    sf_producer_acc_free(&p->acc);
+    free(p->ready_parts);
+    free(p->leaders);
+    free(p);
+}

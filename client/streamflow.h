@@ -1,0 +1,406 @@
+/* libstreamflow: the StreamFlow C client (producer, consumer, admin, request/reply).
+ *
+ * It speaks the Apache Kafka wire protocol, so it works against StreamFlow brokers and any
+ * broker that speaks the same protocol versions.
+ *
+ * Threads. Every handle (sf_producer_t, sf_consumer_t, sf_admin_t, sf_requester_t,
+ * sf_responder_t) owns one background I/O thread that does all network work. Every function
+ * may be called from any thread, concurrently, except the *_destroy functions, which must be
+ * the last call on their handle. Callbacks run in the thread that calls the function serving
+ * them (sf_producer_poll, sf_producer_flush, sf_producer_destroy, sf_responder_run), never in
+ * the I/O thread, and must not destroy the handle that runs them.
+ *
+ * Errors. Functions return 0 (SF_OK) on success or an error code: negative codes are the
+ * library's own (SF_ERROR_*), positive codes are Kafka error codes reported by a broker (for
+ * example 3, UNKNOWN_TOPIC_OR_PARTITION; 36, TOPIC_ALREADY_EXISTS). sf_error_str() names both.
+ *
+ * Memory. Pointers passed in are borrowed for the duration of the call (the library copies
+ * what it keeps). Objects returned by the library are owned by the caller and freed with the
+ * matching *_destroy function. */
+#ifndef STREAMFLOW_H
+#define STREAMFLOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define SF_API __attribute__((visibility("default")))
+#else
+#define SF_API
+#endif
+
+/* ------------------------------------------------------------------------------------------
+ * Version and errors
+ * ------------------------------------------------------------------------------------------ */
+
+/* The library version as "MAJOR.MINOR.PATCH" (a static string). */
+SF_API const char *sf_version(void);
+
+#ifndef SF_OK
+#define SF_OK 0
+#endif
+
+/* The library's own error codes (negative). Kafka error codes are positive; Kafka's
+ * UNKNOWN_SERVER_ERROR (-1 on the wire) is reported as SF_ERROR_UNKNOWN_SERVER. */
+enum {
+    SF_ERROR_NOMEM = -1,        /* out of memory */
+    SF_ERROR_MALFORMED = -2,    /* a response or record that does not decode */
+    SF_ERROR_TOOLARGE = -3,     /* a record or request larger than a configured limit */
+    SF_ERROR_IO = -4,           /* a system call failed (errno is kept in the message) */
+    SF_ERROR_CORRUPT = -5,      /* a record batch failed its CRC check */
+    SF_ERROR_INVALID = -6,      /* an invalid argument or configuration value */
+    SF_ERROR_NOTFOUND = -7,     /* unknown configuration key, topic or partition */
+    SF_ERROR_EXISTS = -8,       /* already exists (e.g. a partition assigned twice) */
+    SF_ERROR_UNSUPPORTED = -9,  /* no protocol version in common with the broker */
+    SF_ERROR_RANGE = -10,       /* an offset outside the partition */
+    SF_ERROR_STATE = -11,       /* not valid in the handle's state */
+    SF_ERROR_TIMED_OUT = -20,   /* a timeout expired (request, delivery, flush, poll) */
+    SF_ERROR_QUEUE_FULL = -21,  /* buffer.memory stayed full for max.block.ms */
+    SF_ERROR_TRANSPORT = -22,   /* a broker connection failed or was closed */
+    SF_ERROR_DESTROYED = -23,   /* the handle was destroyed before the operation finished */
+    SF_ERROR_TLS = -24,         /* TLS setup or handshake failed */
+    SF_ERROR_RESOLVE = -25,     /* a bootstrap or broker host name did not resolve */
+    SF_ERROR_UNKNOWN_SERVER = -26 /* the broker reported UNKNOWN_SERVER_ERROR */
+};
+
+/* A short English description of any error code (library or Kafka); never NULL. */
+SF_API const char *sf_error_str(int err);
+
+/* Kafka's name of an error code ("UNKNOWN_TOPIC_OR_PARTITION", "REQUEST_TIMED_OUT", ...), or the
+ * library's ("TIMED_OUT", "TRANSPORT", ...); never NULL. */
+SF_API const char *sf_error_name(int err);
+
+/* 1 if retrying the same operation may succeed (e.g. NOT_LEADER_OR_FOLLOWER, TRANSPORT). */
+SF_API int sf_error_retriable(int err);
+
+/* ------------------------------------------------------------------------------------------
+ * Configuration: Kafka client property names (bootstrap.servers, acks, linger.ms, ...).
+ * The keys and defaults are listed in libstreamflow(3).
+ * ------------------------------------------------------------------------------------------ */
+
+typedef struct sf_conf sf_conf_t;
+
+/* A new configuration holding every default. Returns NULL only when out of memory. */
+SF_API sf_conf_t *sf_conf_new(void);
+
+/* A deep copy of @conf (NULL when out of memory). */
+SF_API sf_conf_t *sf_conf_dup(const sf_conf_t *conf);
+
+SF_API void sf_conf_destroy(sf_conf_t *conf);
+
+/* Set @key to @value (both copied). Returns SF_OK, SF_ERROR_NOTFOUND for an unknown key or
+ * SF_ERROR_INVALID for a bad value; @errstr (may be NULL) then receives one line naming the key
+ * and the problem. */
+SF_API int sf_conf_set(sf_conf_t *conf, const char *key, const char *value, char *errstr,
+                       size_t errstr_size);
+
+/* The current value of @key (the default when unset), or NULL for an unknown key. The string
+ * is owned by @conf and valid until the key is set again or @conf is destroyed. */
+SF_API const char *sf_conf_get(const sf_conf_t *conf, const char *key);
+
+/* Apply every "key=value" line of the Java properties file @path ('#' and '!' comments,
+ * '\' continuation). Stops at the first bad line: @errstr names the file, line and key. */
+SF_API int sf_conf_load_file(sf_conf_t *conf, const char *path, char *errstr,
+                             size_t errstr_size);
+
+/* Log levels (syslog's numbers). */
+enum { SF_LOG_LEVEL_ERR = 3, SF_LOG_LEVEL_WARNING = 4, SF_LOG_LEVEL_INFO = 6,
+       SF_LOG_LEVEL_DEBUG = 7 };
+
+/* Receive the library's log lines (at most the level of the "log_level" key, default warning)
+ * instead of stderr. @cb runs in any thread, including the I/O thread: it must not call into
+ * the library. */
+typedef void(sf_log_cb)(int level, const char *message, void *opaque);
+SF_API void sf_conf_set_log_cb(sf_conf_t *conf, sf_log_cb *cb, void *opaque);
+
+/* ------------------------------------------------------------------------------------------
+ * Records and messages
+ * ------------------------------------------------------------------------------------------ */
+
+/* Partition and offset specials. */
+#define SF_PARTITION_ANY (-1)
+#define SF_OFFSET_BEGINNING (-2)
+#define SF_OFFSET_END (-1)
+
+/* A record header. @value NULL is a null value (then @value_len is ignored). */
+typedef struct sf_header {
+    const char *key;
+    const void *value;
+    size_t value_len;
+} sf_header_t;
+
+/* A record to produce. @key NULL is a null key, @value NULL a null value (a tombstone). */
+typedef struct sf_record {
+    const char *topic;
+    int32_t partition; /* SF_PARTITION_ANY: the partitioner chooses */
+    const void *key;
+    size_t key_len;
+    const void *value;
+    size_t value_len;
+    const sf_header_t *headers;
+    size_t header_count;
+    int64_t timestamp; /* milliseconds since the epoch; 0 = now */
+} sf_record_t;
+
+/* A consumed record, or (err != 0) a per-partition error event carrying topic and partition
+ * only. Everything is owned by the message: free it with sf_message_destroy. */
+typedef struct sf_message {
+    const char *topic;
+    int32_t partition;
+    int64_t offset;
+    int64_t timestamp;
+    int timestamp_type; /* 0 CreateTime, 1 LogAppendTime */
+    const void *key;    /* NULL for a null key */
+    size_t key_len;
+    const void *value;  /* NULL for a null value */
+    size_t value_len;
+    const sf_header_t *headers;
+    size_t header_count;
+    int err;
+} sf_message_t;
+
+SF_API void sf_message_destroy(sf_message_t *msg);
+
+/* The first header named @key (the last one when @last), or NULL. */
+SF_API const sf_header_t *sf_message_header(const sf_message_t *msg, const char *key, int last);
+
+/* ------------------------------------------------------------------------------------------
+ * Producer
+ * ------------------------------------------------------------------------------------------ */
+
+typedef struct sf_producer sf_producer_t;
+
+/* The outcome of one record: @record points at the library's copy (valid during the
+ * callback only), @err is 0 or why it failed after retries; on success @partition, @offset
+ * and @timestamp say where it landed (@offset is -1 for acks=0). */
+typedef struct sf_delivery {
+    const sf_record_t *record;
+    int32_t partition;
+    int64_t offset;
+    int64_t timestamp;
+    int err;
+} sf_delivery_t;
+
+typedef void(sf_delivery_cb)(const sf_delivery_t *delivery, void *opaque);
+
+/* A producer configured by @conf (copied). Returns NULL with a message in @errstr when the
+ * configuration is unusable (e.g. no bootstrap.servers). Brokers are contacted lazily. */
+SF_API sf_producer_t *sf_producer_new(const sf_conf_t *conf, char *errstr, size_t errstr_size);
+
+/* Queue @rec (copied) for sending. @cb (may be NULL) is called once with the outcome, from
+ * sf_producer_poll/flush/destroy. Blocks up to max.block.ms while the topic's metadata is
+ * unknown or buffer.memory is full. Returns SF_OK, SF_ERROR_QUEUE_FULL, SF_ERROR_TIMED_OUT
+ * (metadata), SF_ERROR_TOOLARGE (over max.request.size), SF_ERROR_INVALID, or a Kafka error
+ * such as UNKNOWN_TOPIC_OR_PARTITION; on an error @cb is not called. */
+SF_API int sf_producer_send(sf_producer_t *p, const sf_record_t *rec, sf_delivery_cb *cb,
+                            void *opaque);
+
+/* Serve the delivery callbacks that are due, waiting up to @timeout_ms (0: do not wait,
+ * -1: forever) for the first. Returns the number of callbacks served. */
+SF_API int sf_producer_poll(sf_producer_t *p, int timeout_ms);
+
+/* Send everything queued now (ignoring linger.ms) and wait until every record queued before
+ * the call has its outcome, serving callbacks. Returns SF_OK or SF_ERROR_TIMED_OUT. */
+SF_API int sf_producer_flush(sf_producer_t *p, int timeout_ms);
+
+/* Records queued or in flight whose outcome has not been served yet. */
+SF_API size_t sf_producer_outstanding(sf_producer_t *p);
+
+/* Stop the producer. Records still queued fail with SF_ERROR_DESTROYED; every pending
+ * callback is served before this returns. Call sf_producer_flush first to deliver them. */
+SF_API void sf_producer_destroy(sf_producer_t *p);
+
+/* ------------------------------------------------------------------------------------------
+ * Consumer (explicit partition assignment; no consumer group)
+ * ------------------------------------------------------------------------------------------ */
+
+typedef struct sf_consumer sf_consumer_t;
+
+SF_API sf_consumer_t *sf_consumer_new(const sf_conf_t *conf, char *errstr, size_t errstr_size);
+
+/* Start consuming @topic/@partition at @offset: an offset, SF_OFFSET_BEGINNING or
+ * SF_OFFSET_END. SF_ERROR_EXISTS if it is already assigned. */
+SF_API int sf_consumer_assign(sf_consumer_t *c, const char *topic, int32_t partition,
+                              int64_t offset);
+
+/* Stop consuming a partition; buffered messages of it are dropped. */
+SF_API int sf_consumer_unassign(sf_consumer_t *c, const char *topic, int32_t partition);
+
+/* Move an assigned partition to @offset (or SF_OFFSET_BEGINNING / SF_OFFSET_END); buffered
+ * messages of it are dropped. */
+SF_API int sf_consumer_seek(sf_consumer_t *c, const char *topic, int32_t partition,
+                            int64_t offset);
+
+/* Move an assigned partition to the first offset whose timestamp is >= @timestamp_ms (the
+ * end when there is none), found with ListOffsets; waits up to @timeout_ms for the answer. */
+SF_API int sf_consumer_seek_timestamp(sf_consumer_t *c, const char *topic, int32_t partition,
+                                      int64_t timestamp_ms, int timeout_ms);
+
+/* The offset of the next message poll will return for an assigned partition; blocks up to
+ * @timeout_ms when the position is still being resolved (BEGINNING/END). */
+SF_API int sf_consumer_position(sf_consumer_t *c, const char *topic, int32_t partition,
+                                int64_t *offset, int timeout_ms);
+
+/* Ask a partition's leader for its log start offset (@low) and high watermark (@high). */
+SF_API int sf_consumer_watermarks(sf_consumer_t *c, const char *topic, int32_t partition,
+                                  int64_t *low, int64_t *high, int timeout_ms);
+
+/* The next message of any assigned partition, waiting up to @timeout_ms (-1: forever). NULL on
+ * timeout. Fetches are pipelined in the background up to queued.max.messages.kbytes. The
+ * caller owns the message. Messages of one partition come in offset order. */
+SF_API sf_message_t *sf_consumer_poll(sf_consumer_t *c, int timeout_ms);
+
+/* Make a poll blocked in another thread return NULL now (thread-safe). */
+SF_API void sf_consumer_wakeup(sf_consumer_t *c);
+
+SF_API void sf_consumer_destroy(sf_consumer_t *c);
+
+/* ------------------------------------------------------------------------------------------
+ * Admin
+ * ------------------------------------------------------------------------------------------ */
+
+typedef struct sf_admin sf_admin_t;
+
+SF_API sf_admin_t *sf_admin_new(const sf_conf_t *conf, char *errstr, size_t errstr_size);
+SF_API void sf_admin_destroy(sf_admin_t *a);
+
+/* A configuration name and value (NULL value: delete the override). */
+typedef struct sf_config_kv {
+    const char *name;
+    const char *value;
+} sf_config_kv_t;
+
+typedef struct sf_partition_info {
+    int32_t id;
+    int32_t leader; /* -1: none */
+    int32_t leader_epoch;
+    int32_t *replicas;
+    size_t replica_count;
+    int32_t *isr;
+    size_t isr_count;
+    int err;
+} sf_partition_info_t;
+
+typedef struct sf_topic_info {
+    char *name;
+    int err; /* e.g. UNKNOWN_TOPIC_OR_PARTITION for a topic asked for by name */
+    int internal;
+    sf_partition_info_t *partitions; /* sorted by id */
+    size_t partition_count;
+} sf_topic_info_t;
+
+typedef struct sf_broker_info {
+    int32_t id;
+    char *host;
+    int port;
+    char *rack; /* NULL when unset */
+} sf_broker_info_t;
+
+typedef struct sf_cluster_info {
+    char *cluster_id; /* NULL when the broker does not say */
+    int32_t controller_id; /* -1: none */
+    sf_broker_info_t *brokers; /* sorted by id */
+    size_t broker_count;
+    sf_topic_info_t *topics; /* sorted by name */
+    size_t topic_count;
+} sf_cluster_info_t;
+
+/* Brokers, controller, and the topics named in @topics (@topic_count of them), or every
+ * topic when @topic_count is 0. The caller frees *@out with sf_cluster_info_destroy. */
+SF_API int sf_admin_describe_cluster(sf_admin_t *a, const char *const *topics,
+                                     size_t topic_count, int timeout_ms,
+                                     sf_cluster_info_t **out);
+SF_API void sf_cluster_info_destroy(sf_cluster_info_t *info);
+
+/* Create a topic. @partitions / @replication_factor -1: the broker's defaults. @configs
+ * (@config_count entries) are topic config overrides. @errstr receives the broker's message
+ * when there is one. */
+SF_API int sf_admin_create_topic(sf_admin_t *a, const char *topic, int32_t partitions,
+                                 int16_t replication_factor, const sf_config_kv_t *configs,
+                                 size_t config_count, int timeout_ms, char *errstr,
+                                 size_t errstr_size);
+
+SF_API int sf_admin_delete_topic(sf_admin_t *a, const char *topic, int timeout_ms,
+                                 char *errstr, size_t errstr_size);
+
+/* Grow @topic to @total_count partitions. */
+SF_API int sf_admin_create_partitions(sf_admin_t *a, const char *topic, int32_t total_count,
+                                      int timeout_ms, char *errstr, size_t errstr_size);
+
+typedef struct sf_config_entry {
+    char *name;
+    char *value;   /* NULL for sensitive or unset values */
+    int source;    /* Kafka's ConfigSource: 1 topic, 4 static broker, 5 default, ... */
+    int is_default;
+    int read_only;
+    int sensitive;
+} sf_config_entry_t;
+
+/* Every config of @topic (with its source), or of broker @topic as a decimal id when
+ * @broker is 1. The caller frees *@entries with sf_config_entries_destroy. */
+SF_API int sf_admin_describe_configs(sf_admin_t *a, const char *topic, int broker,
+                                     int timeout_ms, sf_config_entry_t **entries,
+                                     size_t *count);
+SF_API void sf_config_entries_destroy(sf_config_entry_t *entries, size_t count);
+
+/* Set (value) or remove (NULL value) topic config overrides, incrementally. */
+SF_API int sf_admin_alter_configs(sf_admin_t *a, const char *topic, const sf_config_kv_t *kvs,
+                                  size_t count, int timeout_ms, char *errstr,
+                                  size_t errstr_size);
+
+/* ------------------------------------------------------------------------------------------
+ * Request/reply
+ *
+ * A request is a record with headers "reply-to" (the reply topic), "reply-partition" (the
+ * requester's reply partition, decimal) and "correlation-id" (unique per request). A responder
+ * answers with a record on that topic and partition carrying the same "correlation-id".
+ * ------------------------------------------------------------------------------------------ */
+
+typedef struct sf_requester sf_requester_t;
+
+/* A requester whose replies arrive on @reply_topic partition @reply_partition (created with
+ * the broker's defaults when missing; SF_PARTITION_ANY picks one at random). */
+SF_API sf_requester_t *sf_requester_new(const sf_conf_t *conf, const char *reply_topic,
+                                        int32_t reply_partition, char *errstr,
+                                        size_t errstr_size);
+
+/* Send @req (its headers plus the three above) and wait up to @timeout_ms for the reply.
+ * Returns SF_OK with *@reply set (caller frees with sf_message_destroy),
+ * SF_ERROR_TIMED_OUT, or the error that failed the send. Many threads may wait at once. */
+SF_API int sf_request(sf_requester_t *r, const sf_record_t *req, int timeout_ms,
+                      sf_message_t **reply);
+
+SF_API void sf_requester_destroy(sf_requester_t *r);
+
+typedef struct sf_responder sf_responder_t;
+
+/* Called for each request; fill @reply (value, key, headers; topic and partition are ignored)
+ * and return 0 to send it, or non-zero to send nothing. The reply is copied right after the
+ * callback returns: its data may point into @request, @opaque or static memory, not into the
+ * callback's own stack. */
+typedef int(sf_respond_cb)(const sf_message_t *request, sf_record_t *reply, void *opaque);
+
+/* A responder reading requests from @topic (every partition when @partition is
+ * SF_PARTITION_ANY), starting at the end. */
+SF_API sf_responder_t *sf_responder_new(const sf_conf_t *conf, const char *topic,
+                                        int32_t partition, sf_respond_cb *cb, void *opaque,
+                                        char *errstr, size_t errstr_size);
+
+/* Serve requests for up to @timeout_ms (-1: until sf_responder_stop). Returns the number of
+ * requests answered, or a negative error. */
+SF_API int sf_responder_run(sf_responder_t *r, int timeout_ms);
+
+/* Make sf_responder_run return soon (thread-safe; async-signal-safe). */
+SF_API void sf_responder_stop(sf_responder_t *r);
+
+SF_API void sf_responder_destroy(sf_responder_t *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
