@@ -52,8 +52,7 @@ static const char consume_usage[] =
     "                         string; otherwise it is base64 and the object has\n"
     "                         \"key_base64\": true or \"value_base64\": true (headers the\n"
     "                         same, inside each header object). Null is null.\n"
-    "  -q, --quiet            do not print the \"Processed a total\" line\n"
-    "\n";
+    "  -q, --quiet            do not print the \"Processed a total\" line\n";
 
 enum {
     OPT_PARTITION = 0x200,

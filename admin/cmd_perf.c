@@ -34,8 +34,7 @@ static const char perf_produce_usage[] =
     "  --compression CODEC    none, gzip, snappy, lz4 or zstd (default none)\n"
     "  --linger-ms N          (default 5)\n"
     "  --batch-size BYTES     (default 16384)\n"
-    "  --output json          print the summary as JSON\n"
-    "\n";
+    "  --output json          print the summary as JSON\n";
 
 static const char perf_consume_usage[] =
     "Usage: streamflow perf consume TOPIC --records N [OPTIONS]\n"
@@ -48,8 +47,7 @@ static const char perf_consume_usage[] =
     "  --records N            how many records (required)\n"
     "  --partition N          read partition N only (default: all)\n"
     "  --timeout-ms N         give up after N ms without a record (default 10000)\n"
-    "  --output json          print the summary as JSON\n"
-    "\n";
+    "  --output json          print the summary as JSON\n";
 
 static const char perf_e2e_usage[] =
     "Usage: streamflow perf e2e TOPIC --records N [OPTIONS]\n"
@@ -69,8 +67,7 @@ static const char perf_e2e_usage[] =
     "  --linger-ms N          (default 0 here)\n"
     "  --batch-size BYTES     (default 16384)\n"
     "  --timeout-ms N         give up after N ms without a record (default 10000)\n"
-    "  --output json          print the summary as JSON\n"
-    "\n";
+    "  --output json          print the summary as JSON\n";
 
 enum {
     OPT_RECORDS = 0x200,

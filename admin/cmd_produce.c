@@ -37,8 +37,7 @@ static const char produce_usage[] =
     "\n"
     "SIGINT or SIGTERM stops reading; the records read so far are still delivered (a second\n"
     "signal abandons them). Other producer settings: -X KEY=VALUE with Kafka's names (e.g.\n"
-    "-X delivery.timeout.ms=30000).\n"
-    "\n";
+    "-X delivery.timeout.ms=30000).\n";
 
 enum {
     OPT_PARTITION = 0x200,

@@ -31,8 +31,7 @@ static const char request_usage[] =
     "  --key KEY              the request's key (default: none)\n"
     "  --header KEY=VALUE     a request header (repeatable)\n"
     "  --partition N          send the request to partition N (default: the partitioner's)\n"
-    "  --reply-topic TOPIC    where replies come back (default: TOPIC.replies)\n"
-    "\n";
+    "  --reply-topic TOPIC    where replies come back (default: TOPIC.replies)\n";
 
 enum {
     OPT_TIMEOUT_MS = 0x200,
@@ -245,8 +244,7 @@ static const char respond_usage[] =
     "  --max-requests N       stop after answering N requests\n"
     "  -q, --quiet            print neither of the lines above\n"
     "\n"
-    "Replies carry the request's key.\n"
-    "\n";
+    "Replies carry the request's key.\n";
 
 typedef struct respond_state {
     const sf_cli_t *cli;
