@@ -30,6 +30,12 @@
 /* Bytes read or written per socket event (libevent's default is 16 KiB, too little for
  * large Produce and Fetch payloads). */
 #define SF_CONN_MAX_IO (1024 * 1024)
+/* Plaintext reads: at least this much per recv, at most this much. */
+#define SF_CONN_READ_MIN (64 * 1024)
+#define SF_CONN_READ_MAX (4 * 1024 * 1024)
+/* Receive low-watermark bounds (see conn_set_lowat). */
+#define SF_CONN_LOWAT_MIN (16 * 1024)
+#define SF_CONN_LOWAT_MAX (1024 * 1024)
 /* Encoded requests up to this size are copied into the output buffer; larger ones are handed
  * over by reference (no copy). */
 #define SF_CONN_COPY_MAX 4096
@@ -86,6 +92,7 @@ void sf_creq_finish(sf_client_t *cl, sf_creq_t *req, int err, int32_t broker_id,
 static void conn_retry_cb(evutil_socket_t fd, short what, void *arg);
 static void conn_read_cb(struct bufferevent *bev, void *arg);
 static void conn_event_cb(struct bufferevent *bev, short what, void *arg);
+static void conn_rd_cb(evutil_socket_t fd, short what, void *arg);
 static void conn_flush(sf_conn_t *conn);
 
 static const char *conn_name(const sf_conn_t *conn, char *buf, size_t size) {
@@ -134,6 +141,10 @@ static void conn_drop_socket(sf_conn_t *conn) {
         struct evdns_getaddrinfo_request *r = conn->dnsreq;
         conn->dnsreq = NULL;
         evdns_getaddrinfo_cancel(r); /* its callback runs now with EVUTIL_EAI_CANCEL */
+    }
+    if (conn->rdev) {
+        event_free(conn->rdev);
+        conn->rdev = NULL;
     }
     if (conn->bev) {
         bufferevent_free(conn->bev);
@@ -388,6 +399,7 @@ static void conn_try_next(sf_conn_t *conn, const char *why) {
         }
         bufferevent_enable(bev, EV_READ | EV_WRITE);
         conn->bev = bev;
+        conn->lowat = 1;
         return;
     }
     sf_conn_fail(conn, SF_ERROR_TRANSPORT, "cannot connect: %s", why);
@@ -636,6 +648,14 @@ static void conn_connected(sf_conn_t *conn) {
     int one = 1;
     if (fd >= 0)
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (fd >= 0 && !conn->cl->ssl_ctx) {
+        conn->rdev = event_new(conn->cl->base, fd, EV_READ | EV_PERSIST, conn_rd_cb, conn);
+        if (!conn->rdev || event_add(conn->rdev, NULL) < 0) {
+            sf_conn_fail(conn, SF_ERROR_NOMEM, "cannot watch the connection");
+            return;
+        }
+        bufferevent_disable(conn->bev, EV_READ);
+    }
     if (conn->ai) {
         evutil_freeaddrinfo(conn->ai);
         conn->ai = conn->ai_next = NULL;
@@ -710,18 +730,29 @@ out:
     sf_client_unlock(cl);
 }
 
-static void conn_read_cb(struct bufferevent *bev, void *arg) {
-    sf_conn_t *conn = arg;
+/* Plaintext: have the kernel report the socket readable only once the @missing bytes of the
+ * frame being received are there (capped; the kernel lowers it to what its buffer can hold),
+ * so a large Fetch response costs a few wake-ups and reads instead of one per segment. */
+static void conn_set_lowat(sf_conn_t *conn, size_t missing) {
+    int want = 1;
+    evutil_socket_t fd;
+    if (!conn->rdev || (fd = event_get_fd(conn->rdev)) < 0)
+        return;
+    if (missing >= SF_CONN_LOWAT_MIN)
+        want = missing > SF_CONN_LOWAT_MAX ? SF_CONN_LOWAT_MAX : (int)missing;
+    if (want != conn->lowat &&
+        setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &want, sizeof(want)) == 0)
+        conn->lowat = want;
+}
+
+/* Hand every complete response frame in the input buffer to its request. Returns the bytes
+ * still missing from the next frame (at least 1), or 0 when the connection went away. */
+static size_t conn_process(sf_conn_t *conn) {
     sf_client_t *cl = conn->cl;
-    struct evbuffer *in;
-    unsigned gen;
+    struct evbuffer *in = bufferevent_get_input(conn->bev);
+    unsigned gen = conn->gen;
     size_t need = 4;
 
-    sf_client_lock(cl);
-    if (bev != conn->bev || cl->stopping)
-        goto out;
-    gen = conn->gen;
-    in = bufferevent_get_input(bev);
     for (;;) {
         size_t avail = evbuffer_get_length(in);
         uint8_t szb[4], *p;
@@ -741,7 +772,7 @@ static void conn_read_cb(struct bufferevent *bev, void *arg) {
                          "response frame of %u bytes (limit %zu)%s", size, cl->frame_cap,
                          size > cl->frame_cap && !cl->ssl_ctx && szb[0] == 0x15
                              ? ": is this a TLS listener?" : "");
-            goto out;
+            return 0;
         }
         if (avail < 4 + (size_t)size) {
             need = 4 + (size_t)size;
@@ -750,13 +781,13 @@ static void conn_read_cb(struct bufferevent *bev, void *arg) {
         req = conn->waitq.head;
         if (!req) {
             sf_conn_fail(conn, SF_ERROR_TRANSPORT, "response without a request");
-            goto out;
+            return 0;
         }
         evbuffer_drain(in, 4);
         p = evbuffer_pullup(in, (ev_ssize_t)size);
         if (!p) {
             sf_conn_fail(conn, SF_ERROR_NOMEM, "out of memory for a %u-byte response", size);
-            goto out;
+            return 0;
         }
         sf_rbuf_init(&rb, p, size);
         if (sf_proto_ResponseHeader_decode(&rb, req->api_key, req->version, &corr) != SF_OK ||
@@ -765,16 +796,71 @@ static void conn_read_cb(struct bufferevent *bev, void *arg) {
                          "response correlation id %d does not match request %d (%s v%d)",
                          (int)corr, (int)req->corr, sf_proto_api_name(req->api_key),
                          (int)req->version);
-            goto out;
+            return 0;
         }
         sf_creq_queue_pop(&conn->waitq);
         sf_creq_finish(cl, req, 0, conn->id, &rb);
         if (conn->gen != gen)
-            goto out; /* closed by the callback's consequences (e.g. a broker removed) */
+            return 0; /* closed by the callback's consequences (e.g. a broker removed) */
         evbuffer_drain(in, size);
     }
+    return need - evbuffer_get_length(in);
+}
+
+/* TLS: the bufferevent read. */
+static void conn_read_cb(struct bufferevent *bev, void *arg) {
+    sf_conn_t *conn = arg;
+    sf_client_lock(conn->cl);
+    if (bev == conn->bev && !conn->cl->stopping)
+        conn_process(conn);
+    sf_client_unlock(conn->cl);
+}
+
+/* Plaintext: receive what the next frame needs in few large reads (into one buffer chain
+ * when it fits, so the frame needs no copy to be contiguous), then process. */
+static void conn_rd_cb(evutil_socket_t fd, short what, void *arg) {
+    sf_conn_t *conn = arg;
+    sf_client_t *cl = conn->cl;
+    size_t missing = 4;
+    unsigned gen;
+    int round;
+    (void)what;
+
+    sf_client_lock(cl);
+    if (!conn->bev || cl->stopping)
+        goto out;
+    gen = conn->gen;
+    for (round = 0; round < 16; round++) {
+        struct evbuffer *in = bufferevent_get_input(conn->bev);
+        struct evbuffer_iovec v;
+        size_t want = missing < SF_CONN_READ_MIN ? SF_CONN_READ_MIN
+                    : missing > SF_CONN_READ_MAX ? SF_CONN_READ_MAX
+                                                 : missing;
+        ssize_t n;
+        if (evbuffer_reserve_space(in, (ev_ssize_t)want, &v, 1) < 1) {
+            sf_conn_fail(conn, SF_ERROR_NOMEM, "out of memory reading a response");
+            goto out;
+        }
+        n = recv(fd, v.iov_base, v.iov_len, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        if (n <= 0) {
+            sf_conn_fail(conn, SF_ERROR_TRANSPORT, "%s",
+                         n == 0 ? "connection closed by the broker" : strerror(errno));
+            goto out;
+        }
+        v.iov_len = (size_t)n;
+        evbuffer_commit_space(in, &v, 1);
+        missing = conn_process(conn);
+        if (missing == 0 || conn->gen != gen)
+            goto out;
+        if ((size_t)n < want)
+            break; /* the socket is drained */
+    }
     /* Wake up only once the whole next frame is here. */
-    bufferevent_setwatermark(bev, EV_READ, need, 0);
+    conn_set_lowat(conn, missing);
 out:
     sf_client_unlock(cl);
 }

@@ -98,6 +98,10 @@ typedef struct sf_conn {
     int failures;              /* consecutive failed attempts (backoff exponent) */
     int last_err;              /* error of the last failed attempt, 0 after a success */
     int dead;                  /* retired (broker left the metadata): freed by the client */
+    /* Plaintext connections read the socket themselves (libevent's bufferevent reads at
+     * most 4 KiB per call): rdev reads into the bufferevent's input buffer. */
+    struct event *rdev;
+    int lowat;                 /* SO_RCVLOWAT in force (1: the default) */
 } sf_conn_t;
 
 struct sf_client {
