@@ -146,6 +146,8 @@ static void conn_drop_socket(sf_conn_t *conn) {
         event_free(conn->rdev);
         conn->rdev = NULL;
     }
+    free(conn->big);
+    conn->big = NULL;
     if (conn->bev) {
         bufferevent_free(conn->bev);
         conn->bev = NULL;
@@ -816,8 +818,14 @@ static void conn_read_cb(struct bufferevent *bev, void *arg) {
     sf_client_unlock(conn->cl);
 }
 
-/* Plaintext: receive what the next frame needs in few large reads (into one buffer chain
- * when it fits, so the frame needs no copy to be contiguous), then process. */
+static void big_free_cb(const void *data, size_t len, void *arg) {
+    (void)len;
+    (void)arg;
+    free((void *)data);
+}
+
+/* Plaintext: receive what the next frame needs in few large reads, then process. A frame
+ * larger than SF_CONN_READ_MIN is received into a buffer of its own. */
 static void conn_rd_cb(evutil_socket_t fd, short what, void *arg) {
     sf_conn_t *conn = arg;
     sf_client_t *cl = conn->cl;
@@ -837,6 +845,35 @@ static void conn_rd_cb(evutil_socket_t fd, short what, void *arg) {
                     : missing > SF_CONN_READ_MAX ? SF_CONN_READ_MAX
                                                  : missing;
         ssize_t n;
+        if (conn->big) {
+            want = conn->big_len - conn->big_got;
+            n = recv(fd, conn->big + conn->big_got, want, 0);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+                missing = want;
+                break;
+            }
+            if (n <= 0) {
+                sf_conn_fail(conn, SF_ERROR_TRANSPORT, "%s",
+                             n == 0 ? "connection closed by the broker" : strerror(errno));
+                goto out;
+            }
+            conn->big_got += (size_t)n;
+            if ((size_t)n < want) {
+                missing = want - (size_t)n;
+                break;
+            }
+            if (evbuffer_add_reference(in, conn->big, conn->big_len, big_free_cb, NULL) < 0) {
+                sf_conn_fail(conn, SF_ERROR_NOMEM, "out of memory reading a response");
+                goto out;
+            }
+            conn->big = NULL;
+            missing = conn_process(conn);
+            if (missing == 0 || conn->gen != gen)
+                goto out;
+            continue;
+        }
         if (evbuffer_reserve_space(in, (ev_ssize_t)want, &v, 1) < 1) {
             sf_conn_fail(conn, SF_ERROR_NOMEM, "out of memory reading a response");
             goto out;
@@ -856,6 +893,17 @@ static void conn_rd_cb(evutil_socket_t fd, short what, void *arg) {
         missing = conn_process(conn);
         if (missing == 0 || conn->gen != gen)
             goto out;
+        if (missing > SF_CONN_READ_MIN) {
+            /* The rest of a large frame goes straight into its own buffer. */
+            size_t have = evbuffer_get_length(in);
+            if (!(conn->big = malloc(have + missing))) {
+                sf_conn_fail(conn, SF_ERROR_NOMEM, "out of memory for a %zu-byte response",
+                             have + missing);
+                goto out;
+            }
+            conn->big_len = have + missing;
+            conn->big_got = (size_t)evbuffer_remove(in, conn->big, have);
+        }
         if ((size_t)n < want)
             break; /* the socket is drained */
     }

@@ -102,6 +102,10 @@ typedef struct sf_conn {
      * most 4 KiB per call): rdev reads into the bufferevent's input buffer. */
     struct event *rdev;
     int lowat;                 /* SO_RCVLOWAT in force (1: the default) */
+    /* A large frame received straight into its own buffer (header included), then handed
+     * to the input buffer by reference: no copy to make it contiguous. */
+    uint8_t *big;
+    size_t big_len, big_got;
 } sf_conn_t;
 
 struct sf_client {
