@@ -76,6 +76,26 @@ EOF
 broker_alive b1
 log "untrusted CA, plaintext and garbage on the TLS port refused"
 
+# --- the streamflow command (libstreamflow) over TLS, settings from --command-config -------
+SFCLI=$SF_BUILD_DIR/admin/streamflow
+[[ -x $SFCLI ]] || fail "$SFCLI not built"
+printf 'security.protocol=SSL\nssl.truststore.location=%s\n' "$pki/ca.pem" >"$SF_TMP/tls.properties"
+sftls() { "$SFCLI" --bootstrap-server "$SSL" --command-config "$SF_TMP/tls.properties" --timeout 10000 "$@"; }
+lines 'sf%05d:streamflow-tls-%05d' 1000 >"$SF_TMP/in3.txt"
+sftls produce tls-cli --key-separator : <"$SF_TMP/in3.txt" || fail "streamflow produce over TLS"
+sftls consume tls-cli --from-beginning --max-messages 1000 --format '%k:%v\n' | sort >"$SF_TMP/out3.txt" ||
+    fail "streamflow consume over TLS"
+sort "$SF_TMP/in3.txt" | cmp -s - "$SF_TMP/out3.txt" || fail "streamflow TLS round trip differs"
+kc -C -t tls-cli -o beginning -e -q -f '%k:%s\n' | sort | cmp -s - "$SF_TMP/out3.txt" ||
+    fail "kcat over plaintext reads other records than streamflow wrote over TLS"
+printf 'security.protocol=SSL\nssl.truststore.location=%s\n' "$pki/rogue-ca.pem" >"$SF_TMP/rogue.properties"
+if out=$("$SFCLI" --bootstrap-server "$SSL" --command-config "$SF_TMP/rogue.properties" --timeout 5000 \
+    topic list 2>&1); then
+    fail "streamflow trusted a broker certificate from another CA"
+fi
+grep -qi "tls\|certificate" <<<"$out" || fail "untrusted broker: the error does not say TLS: $out"
+log "streamflow over TLS: 1000 records round trip; an untrusted broker is refused"
+
 # --- ssl.client.auth=required ------------------------------------------------------------
 stop_broker b1
 start_broker b1 ssl.client.auth=required
@@ -97,6 +117,12 @@ sort "$SF_TMP/in2.txt" | cmp -s - "$SF_TMP/out2.txt" || fail "mutual TLS round t
 # Data written before the restart is still readable over TLS with the certificate.
 n=$(ktls "${cert[@]}" -C -t tls-kcat -o beginning -e -q -f '%o\n' | wc -l)
 assert_eq 5000 "$n" "records of tls-kcat read with a client certificate"
+if sftls topic list >/dev/null 2>&1; then
+    fail "ssl.client.auth=required: streamflow without a certificate listed topics"
+fi
+printf 'ssl.keystore.location=%s\nssl.key.location=%s\n' "$pki/client.pem" "$pki/client.key" >>"$SF_TMP/tls.properties"
+n=$(sftls consume tls-cli --from-beginning --max-messages 1000 --format '%o\n' | wc -l)
+assert_eq 1000 "$n" "records of tls-cli read by streamflow with a client certificate"
 broker_alive b1
 log "ssl.client.auth=required: no cert and foreign cert refused, CA-signed cert works"
 pass
