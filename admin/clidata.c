@@ -1,5 +1,7 @@
-/* Helpers shared by the data sub-commands (see clidata.h). */
+/* Helpers shared by the data sub-commands (see clidata.h), and the topic config helpers of
+ * the administration sub-commands (see cmdutil.h). */
 #include <errno.h>
+#include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +10,78 @@
 #include <unistd.h>
 
 #include "clidata.h"
+
+/* Kafka error codes the topic config helpers tell apart. */
+#define CLIDATA_KERR_UNKNOWN_TOPIC_OR_PARTITION 3
+#define CLIDATA_KERR_INVALID_CONFIG 40
+
+sf_config_kv_t *sf_cli_kvs_new(const sf_cli_t *cli, int argc) {
+    sf_config_kv_t *kvs = calloc((size_t)argc + 1, sizeof *kvs);
+
+    if (kvs == NULL)
+        sf_cli_error(cli, "out of memory");
+    return kvs;
+}
+
+int sf_cli_parse_delete(const sf_cli_t *cli, const char *option, char *s, sf_config_kv_t *kv) {
+    if (s[0] == '\0' || strchr(s, '=') != NULL) {
+        sf_cli_error(cli, "invalid %s '%s': expected a config name (e.g. retention.ms)", option,
+                     s);
+        return -1;
+    }
+    kv->name = s;
+    kv->value = NULL;
+    return 0;
+}
+
+int sf_cli_topic_missing(const sf_cli_t *cli, const char *topic, const char *hint) {
+    sf_cli_error(cli, "topic '%s' does not exist (UNKNOWN_TOPIC_OR_PARTITION); %s", topic,
+                 hint);
+    return SF_CLI_EXIT_FAIL;
+}
+
+int sf_cli_alter_topic_configs(const sf_cli_t *cli, sf_admin_t *a, const char *topic,
+                               const sf_config_kv_t *kvs, size_t n, json_t **set,
+                               json_t **del) {
+    char errstr[512], what[300];
+    size_t k;
+    int rc;
+
+    *set = NULL;
+    *del = NULL;
+    rc = sf_admin_alter_configs(a, topic, kvs, n, cli->timeout_ms, errstr, sizeof errstr);
+    if (rc == CLIDATA_KERR_UNKNOWN_TOPIC_OR_PARTITION)
+        return sf_cli_topic_missing(cli, topic, "see 'streamflow topic list'");
+    if (rc != 0) {
+        snprintf(what, sizeof what, "changing the configs of topic '%s'", topic);
+        return sf_cli_fail_msg(cli, what, rc, errstr,
+                               rc == CLIDATA_KERR_INVALID_CONFIG
+                                   ? "check the config names and values (see "
+                                     "'streamflow config get --topic NAME')"
+                               : rc == SF_ERROR_UNSUPPORTED
+                                   ? "the broker does not support IncrementalAlterConfigs "
+                                     "(Kafka API 44)"
+                                   : NULL);
+    }
+    if (cli->json) {
+        *set = json_object();
+        *del = json_array();
+        for (k = 0; k < n; k++) {
+            if (kvs[k].value != NULL)
+                json_object_set_new(*set, kvs[k].name, json_string(kvs[k].value));
+            else
+                json_array_append_new(*del, json_string(kvs[k].name));
+        }
+    } else {
+        for (k = 0; k < n; k++) {
+            if (kvs[k].value != NULL)
+                printf("Set %s=%s on topic %s.\n", kvs[k].name, kvs[k].value, topic);
+            else
+                printf("Removed %s from topic %s.\n", kvs[k].name, topic);
+        }
+    }
+    return SF_CLI_EXIT_OK;
+}
 
 int sf_clidata_headers_add(const sf_cli_t *cli, sf_clidata_headers_t *h, const char *kv) {
     const char *eq = strchr(kv, '=');
@@ -44,6 +118,31 @@ void sf_clidata_headers_free(sf_clidata_headers_t *h) {
     free(h->v);
     h->v = NULL;
     h->n = h->cap = 0;
+}
+
+const char *sf_clidata_topic_arg(const sf_cli_t *cli, int argc, char **argv) {
+    if (argc - optind != 1) {
+        sf_cli_error(cli, argc - optind < 1 ? "missing TOPIC; see '%s --help'"
+                                            : "expected one TOPIC; see '%s --help'",
+                     cli->prog);
+        return NULL;
+    }
+    return argv[optind];
+}
+
+size_t sf_clidata_unescape(const char *s, char *out, size_t size) {
+    size_t o = 0;
+
+    for (; *s && o + 1 < size; s++) {
+        if (s[0] == '\\' && (s[1] == 't' || s[1] == '\\')) {
+            out[o++] = s[1] == 't' ? '\t' : '\\';
+            s++;
+        } else {
+            out[o++] = *s;
+        }
+    }
+    out[o] = '\0';
+    return o;
 }
 
 int sf_clidata_conf_set(const sf_cli_t *cli, sf_conf_t *conf, const char *option,

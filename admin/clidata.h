@@ -49,6 +49,14 @@ typedef struct sf_clidata_prodopts {
 int sf_clidata_prodopts_apply(const sf_cli_t *cli, sf_conf_t *conf,
                               const sf_clidata_prodopts_t *po);
 
+/* The one TOPIC operand left after the options (argv[optind]), or NULL after printing
+ * "missing TOPIC" or "expected one TOPIC" when there is none or more than one. */
+const char *sf_clidata_topic_arg(const sf_cli_t *cli, int argc, char **argv);
+
+/* Copy @s into @out (@size > 0 bytes; truncated, always terminated), reading "\t" as a tab
+ * and "\\" as one backslash. Returns the length of @out. */
+size_t sf_clidata_unescape(const char *s, char *out, size_t size);
+
 /* CLOCK_MONOTONIC in nanoseconds. */
 int64_t sf_clidata_now_ns(void);
 

@@ -9,7 +9,6 @@
 #include "cmdutil.h"
 
 #define KERR_UNKNOWN_TOPIC_OR_PARTITION 3
-#define KERR_INVALID_CONFIG 40
 
 enum { OPT_TOPIC = 0x200, OPT_BROKER, OPT_DELETE, OPT_OVERRIDES };
 
@@ -84,11 +83,8 @@ static int config_get(sf_cli_t *cli, int argc, char **argv) {
         return SF_CLI_EXIT_USAGE;
     rc = sf_admin_describe_configs(a, res, broker != NULL, cli->timeout_ms, &entries, &n);
     sf_admin_destroy(a);
-    if (rc == KERR_UNKNOWN_TOPIC_OR_PARTITION && topic != NULL) {
-        sf_cli_error(cli, "topic '%s' does not exist (UNKNOWN_TOPIC_OR_PARTITION); see "
-                          "'streamflow topic list'", topic);
-        return SF_CLI_EXIT_FAIL;
-    }
+    if (rc == KERR_UNKNOWN_TOPIC_OR_PARTITION && topic != NULL)
+        return sf_cli_topic_missing(cli, topic, "see 'streamflow topic list'");
     if (rc == SF_ERROR_NOTFOUND && broker != NULL) {
         sf_cli_error(cli, "broker %s is not in the cluster; see 'streamflow broker list'",
                      broker);
@@ -187,16 +183,13 @@ static int config_set(sf_cli_t *cli, int argc, char **argv) {
         {NULL, 0, NULL, 0}};
     const char *topic = NULL;
     sf_config_kv_t *kvs;
-    size_t nkvs = 0, k;
-    int opt, rc, i, code = SF_CLI_EXIT_USAGE;
-    char errstr[512], what[300];
+    size_t nkvs = 0;
+    int opt, i, code = SF_CLI_EXIT_USAGE;
+    json_t *set = NULL, *del = NULL;
     sf_admin_t *a = NULL;
 
-    kvs = calloc((size_t)argc + 1, sizeof *kvs);
-    if (kvs == NULL) {
-        sf_cli_error(cli, "out of memory");
+    if ((kvs = sf_cli_kvs_new(cli, argc)) == NULL)
         return SF_CLI_EXIT_FAIL;
-    }
     optind = 0;
     while ((opt = sf_cli_getopt(cli, argc, argv, SF_CLI_SHORTOPTS, longopts)) != -1) {
         switch (opt) {
@@ -213,13 +206,8 @@ static int config_set(sf_cli_t *cli, int argc, char **argv) {
                               "configs (--topic NAME)");
             goto out;
         case OPT_DELETE:
-            if (optarg[0] == '\0' || strchr(optarg, '=') != NULL) {
-                sf_cli_error(cli, "invalid --delete '%s': expected a config name (e.g. "
-                                  "retention.ms)", optarg);
+            if (sf_cli_parse_delete(cli, "--delete", optarg, &kvs[nkvs]) < 0)
                 goto out;
-            }
-            kvs[nkvs].name = optarg;
-            kvs[nkvs].value = NULL;
             nkvs++;
             break;
         default:
@@ -242,45 +230,10 @@ static int config_set(sf_cli_t *cli, int argc, char **argv) {
     }
     if ((a = sf_cli_admin(cli)) == NULL)
         goto out;
-    rc = sf_admin_alter_configs(a, topic, kvs, nkvs, cli->timeout_ms, errstr, sizeof errstr);
-    if (rc == KERR_UNKNOWN_TOPIC_OR_PARTITION) {
-        sf_cli_error(cli, "topic '%s' does not exist (UNKNOWN_TOPIC_OR_PARTITION); see "
-                          "'streamflow topic list'", topic);
-        code = SF_CLI_EXIT_FAIL;
-        goto out;
-    }
-    if (rc != 0) {
-        snprintf(what, sizeof what, "changing the configs of topic '%s'", topic);
-        code = sf_cli_fail_msg(cli, what, rc, errstr,
-                               rc == KERR_INVALID_CONFIG
-                                   ? "check the names and values (see 'streamflow config get "
-                                     "--topic NAME')"
-                               : rc == SF_ERROR_UNSUPPORTED
-                                   ? "the broker does not support IncrementalAlterConfigs "
-                                     "(Kafka API 44)"
-                                   : NULL);
-        goto out;
-    }
-    if (cli->json) {
-        json_t *set = json_object(), *del = json_array();
-
-        for (k = 0; k < nkvs; k++) {
-            if (kvs[k].value != NULL)
-                json_object_set_new(set, kvs[k].name, json_string(kvs[k].value));
-            else
-                json_array_append_new(del, json_string(kvs[k].name));
-        }
+    code = sf_cli_alter_topic_configs(cli, a, topic, kvs, nkvs, &set, &del);
+    if (code == SF_CLI_EXIT_OK && cli->json)
         sf_cli_json_print(json_pack("{s:s, s:o, s:o}", "topic", topic, "set", set, "deleted",
                                     del));
-    } else {
-        for (k = 0; k < nkvs; k++) {
-            if (kvs[k].value != NULL)
-                printf("Set %s=%s on topic %s.\n", kvs[k].name, kvs[k].value, topic);
-            else
-                printf("Removed %s from topic %s.\n", kvs[k].name, topic);
-        }
-    }
-    code = SF_CLI_EXIT_OK;
 out:
     sf_admin_destroy(a);
     free(kvs);

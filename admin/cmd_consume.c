@@ -609,31 +609,14 @@ int sf_cmd_consume(sf_cli_t *cli, int argc, char **argv) {
         case OPT_PRINT_OFFSET: pr_off = 1; break;
         case OPT_PRINT_PARTITION: pr_part = 1; break;
         case OPT_PRINT_TIMESTAMP: pr_ts = 1; break;
-        case OPT_KEYSEP: {
-            size_t o = 0;
-            for (const char *s = optarg; *s && o + 1 < sizeof(keysep); s++) {
-                if (s[0] == '\\' && (s[1] == 't' || s[1] == '\\')) {
-                    keysep[o++] = s[1] == 't' ? '\t' : '\\';
-                    s++;
-                } else {
-                    keysep[o++] = *s;
-                }
-            }
-            keysep[o] = '\0';
-            break;
-        }
+        case OPT_KEYSEP: sf_clidata_unescape(optarg, keysep, sizeof(keysep)); break;
         case 'q': quiet = 1; break;
         default:
             goto out;
         }
     }
-    if (argc - optind != 1) {
-        sf_cli_error(cli, argc - optind < 1 ? "missing TOPIC; see '%s --help'"
-                                            : "expected one TOPIC; see '%s --help'",
-                     cli->prog);
+    if (!(topic = sf_clidata_topic_arg(cli, argc, argv)))
         goto out;
-    }
-    topic = argv[optind];
     if (starts > 1) {
         sf_cli_error(cli, "give only one of --from-beginning, --offset and --from-timestamp");
         goto out;

@@ -959,13 +959,8 @@ int sf_cmd_perf(sf_cli_t *cli, int argc, char **argv) {
             return SF_CLI_EXIT_USAGE;
         }
     }
-    if (argc - optind != 1) {
-        sf_cli_error(cli, argc - optind < 1 ? "missing TOPIC; see '%s --help'"
-                                            : "expected one TOPIC; see '%s --help'",
-                     cli->prog);
+    if (!(o.topic = sf_clidata_topic_arg(cli, argc, argv)))
         return SF_CLI_EXIT_USAGE;
-    }
-    o.topic = argv[optind];
     if (o.records < 0) {
         sf_cli_error(cli, "--records N is required; see '%s --help'", cli->prog);
         return SF_CLI_EXIT_USAGE;

@@ -90,24 +90,6 @@ static void produce_on_delivery(const sf_delivery_t *d, void *opaque) {
         produce_st.report_err = errno ? errno : EIO;
 }
 
-/* Copy @s with "\t" and "\\" turned into a tab and a backslash. */
-static char *produce_unescape(const char *s) {
-    char *out = malloc(strlen(s) + 1), *o = out;
-
-    if (!out)
-        return NULL;
-    for (; *s; s++) {
-        if (s[0] == '\\' && (s[1] == 't' || s[1] == '\\')) {
-            *o++ = s[1] == 't' ? '\t' : '\\';
-            s++;
-        } else {
-            *o++ = *s;
-        }
-    }
-    *o = '\0';
-    return out;
-}
-
 int sf_cmd_produce(sf_cli_t *cli, int argc, char **argv) {
     static const struct option longopts[] = {
         SF_CLI_LONGOPTS,
@@ -152,13 +134,13 @@ int sf_cmd_produce(sf_cli_t *cli, int argc, char **argv) {
             break;
         case OPT_KEYSEP:
             free(keysep);
-            keysep = produce_unescape(optarg);
+            keysep = malloc(strlen(optarg) + 1);
             keysep_arg = optarg;
             if (!keysep) {
                 sf_cli_error(cli, "out of memory");
                 goto out;
             }
-            keysep_len = strlen(keysep);
+            keysep_len = sf_clidata_unescape(optarg, keysep, strlen(optarg) + 1);
             if (keysep_len == 0) {
                 sf_cli_error(cli, "--key-separator must not be empty");
                 goto out;
@@ -178,13 +160,8 @@ int sf_cmd_produce(sf_cli_t *cli, int argc, char **argv) {
             goto out;
         }
     }
-    if (argc - optind != 1) {
-        sf_cli_error(cli, argc - optind < 1 ? "missing TOPIC; see '%s --help'"
-                                            : "expected one TOPIC; see '%s --help'",
-                     cli->prog);
+    if (!(topic = sf_clidata_topic_arg(cli, argc, argv)))
         goto out;
-    }
-    topic = argv[optind];
 
     if (!(conf = sf_cli_conf(cli)))
         goto out;

@@ -450,6 +450,7 @@ int sf_cmd_respond(sf_cli_t *cli, int argc, char **argv) {
         {"quiet", no_argument, NULL, 'q'},
         {NULL, 0, NULL, 0}};
     respond_state_t st;
+    const char *topic;
     long long partition = SF_PARTITION_ANY;
     int rc = SF_CLI_EXIT_USAGE, c, echo = 0, quiet = 0, handlers = 0;
     sf_conf_t *conf = NULL;
@@ -483,12 +484,8 @@ int sf_cmd_respond(sf_cli_t *cli, int argc, char **argv) {
             goto out;
         }
     }
-    if (argc - optind != 1) {
-        sf_cli_error(cli, argc - optind < 1 ? "missing TOPIC; see '%s --help'"
-                                            : "expected one TOPIC; see '%s --help'",
-                     cli->prog);
+    if (!(topic = sf_clidata_topic_arg(cli, argc, argv)))
         goto out;
-    }
     if (echo == !!st.exec_cmd) {
         sf_cli_error(cli, "give one of --echo and --exec CMD; see '%s --help'", cli->prog);
         goto out;
@@ -496,7 +493,7 @@ int sf_cmd_respond(sf_cli_t *cli, int argc, char **argv) {
     if (!(conf = sf_cli_conf(cli)))
         goto out;
     errstr[0] = '\0';
-    r = sf_responder_new(conf, argv[optind], (int32_t)partition, respond_cb, &st, errstr,
+    r = sf_responder_new(conf, topic, (int32_t)partition, respond_cb, &st, errstr,
                          sizeof(errstr));
     if (!r) {
         sf_cli_error(cli, "cannot create a responder: %s", errstr[0] ? errstr : "out of memory");
@@ -505,7 +502,7 @@ int sf_cmd_respond(sf_cli_t *cli, int argc, char **argv) {
     }
     respond_handle = r;
     if (!quiet) {
-        fprintf(stderr, "Waiting for requests on %s\n", argv[optind]);
+        fprintf(stderr, "Waiting for requests on %s\n", topic);
         fflush(stderr);
     }
     memset(&sa, 0, sizeof(sa));

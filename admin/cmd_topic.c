@@ -85,11 +85,8 @@ static int topic_create(sf_cli_t *cli, int argc, char **argv) {
     const char *name;
     sf_admin_t *a = NULL;
 
-    configs = calloc((size_t)argc + 1, sizeof *configs);
-    if (configs == NULL) {
-        sf_cli_error(cli, "out of memory");
+    if ((configs = sf_cli_kvs_new(cli, argc)) == NULL)
         return SF_CLI_EXIT_FAIL;
-    }
     optind = 0;
     while ((opt = sf_cli_getopt(cli, argc, argv, SF_CLI_SHORTOPTS, longopts)) != -1) {
         switch (opt) {
@@ -383,8 +380,7 @@ static int topic_describe(sf_cli_t *cli, int argc, char **argv) {
 
         if (t->err != 0) {
             if (t->err == KERR_UNKNOWN_TOPIC_OR_PARTITION)
-                sf_cli_error(cli, "topic '%s' does not exist (UNKNOWN_TOPIC_OR_PARTITION); "
-                                  "see 'streamflow topic list'", t->name);
+                sf_cli_topic_missing(cli, t->name, "see 'streamflow topic list'");
             else {
                 snprintf(what, sizeof what, "describing topic '%s'", t->name);
                 sf_cli_fail(cli, what, t->err);
@@ -522,9 +518,7 @@ static int topic_delete(sf_cli_t *cli, int argc, char **argv) {
             if (!cli->json)
                 printf("Topic %s does not exist.\n", name);
         } else if (rc == KERR_UNKNOWN_TOPIC_OR_PARTITION) {
-            sf_cli_error(cli, "topic '%s' does not exist (UNKNOWN_TOPIC_OR_PARTITION); use "
-                              "--if-exists to ignore", name);
-            code = SF_CLI_EXIT_FAIL;
+            code = sf_cli_topic_missing(cli, name, "use --if-exists to ignore");
             continue;
         } else if (rc != 0) {
             snprintf(what, sizeof what, "deleting topic '%s'", name);
@@ -569,7 +563,7 @@ static int topic_alter(sf_cli_t *cli, int argc, char **argv) {
                    {"config", required_argument, NULL, OPT_CONFIG},
                    {"delete-config", required_argument, NULL, OPT_DELETE_CONFIG});
     sf_config_kv_t *kvs;
-    size_t nkvs = 0, k;
+    size_t nkvs = 0;
     long long partitions = -1, v;
     int opt, rc, code = SF_CLI_EXIT_USAGE;
     char errstr[512], what[300];
@@ -577,11 +571,8 @@ static int topic_alter(sf_cli_t *cli, int argc, char **argv) {
     sf_admin_t *a = NULL;
     json_t *jout = NULL;
 
-    kvs = calloc((size_t)argc + 1, sizeof *kvs);
-    if (kvs == NULL) {
-        sf_cli_error(cli, "out of memory");
+    if ((kvs = sf_cli_kvs_new(cli, argc)) == NULL)
         return SF_CLI_EXIT_FAIL;
-    }
     optind = 0;
     while ((opt = sf_cli_getopt(cli, argc, argv, SF_CLI_SHORTOPTS, longopts)) != -1) {
         switch (opt) {
@@ -600,13 +591,8 @@ static int topic_alter(sf_cli_t *cli, int argc, char **argv) {
             nkvs++;
             break;
         case OPT_DELETE_CONFIG:
-            if (optarg[0] == '\0' || strchr(optarg, '=') != NULL) {
-                sf_cli_error(cli, "invalid --delete-config '%s': expected a config name "
-                                  "(e.g. retention.ms)", optarg);
+            if (sf_cli_parse_delete(cli, "--delete-config", optarg, &kvs[nkvs]) < 0)
                 goto out;
-            }
-            kvs[nkvs].name = optarg;
-            kvs[nkvs].value = NULL;
             nkvs++;
             break;
         default:
@@ -636,9 +622,7 @@ static int topic_alter(sf_cli_t *cli, int argc, char **argv) {
         rc = sf_admin_create_partitions(a, name, (int32_t)partitions, cli->timeout_ms, errstr,
                                         sizeof errstr);
         if (rc == KERR_UNKNOWN_TOPIC_OR_PARTITION) {
-            sf_cli_error(cli, "topic '%s' does not exist (UNKNOWN_TOPIC_OR_PARTITION); see "
-                              "'streamflow topic list'", name);
-            code = SF_CLI_EXIT_FAIL;
+            code = sf_cli_topic_missing(cli, name, "see 'streamflow topic list'");
             goto out;
         }
         if (rc != 0) {
@@ -657,44 +641,14 @@ static int topic_alter(sf_cli_t *cli, int argc, char **argv) {
             printf("Topic %s now has %lld partitions.\n", name, partitions);
     }
     if (nkvs > 0) {
-        rc = sf_admin_alter_configs(a, name, kvs, nkvs, cli->timeout_ms, errstr,
-                                    sizeof errstr);
-        if (rc == KERR_UNKNOWN_TOPIC_OR_PARTITION) {
-            sf_cli_error(cli, "topic '%s' does not exist (UNKNOWN_TOPIC_OR_PARTITION); see "
-                              "'streamflow topic list'", name);
-            code = SF_CLI_EXIT_FAIL;
-            goto out;
-        }
-        if (rc != 0) {
-            snprintf(what, sizeof what, "changing the configs of topic '%s'", name);
-            code = sf_cli_fail_msg(cli, what, rc, errstr,
-                                   rc == KERR_INVALID_CONFIG
-                                       ? "check the config names and values (see "
-                                         "'streamflow config get --topic NAME')"
-                                   : rc == SF_ERROR_UNSUPPORTED
-                                       ? "the broker does not support IncrementalAlterConfigs "
-                                         "(Kafka API 44)"
-                                       : NULL);
-            goto out;
-        }
-        if (cli->json) {
-            json_t *set = json_object(), *del = json_array();
+        json_t *set, *del;
 
-            for (k = 0; k < nkvs; k++) {
-                if (kvs[k].value != NULL)
-                    json_object_set_new(set, kvs[k].name, json_string(kvs[k].value));
-                else
-                    json_array_append_new(del, json_string(kvs[k].name));
-            }
+        code = sf_cli_alter_topic_configs(cli, a, name, kvs, nkvs, &set, &del);
+        if (code != SF_CLI_EXIT_OK)
+            goto out;
+        if (cli->json) {
             json_object_set_new(jout, "configs_set", set);
             json_object_set_new(jout, "configs_deleted", del);
-        } else {
-            for (k = 0; k < nkvs; k++) {
-                if (kvs[k].value != NULL)
-                    printf("Set %s=%s on topic %s.\n", kvs[k].name, kvs[k].value, name);
-                else
-                    printf("Removed %s from topic %s.\n", kvs[k].name, name);
-            }
         }
     }
     if (cli->json) {

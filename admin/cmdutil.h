@@ -1,5 +1,5 @@
 /* Helpers shared by the administration sub-commands (topic, config, broker, cluster); they
- * live in cli.c next to the helpers of cli.h. */
+ * live in cli.c next to the helpers of cli.h, the topic config ones in clidata.c. */
 #ifndef SF_CMDUTIL_H
 #define SF_CMDUTIL_H
 
@@ -28,6 +28,28 @@ sf_admin_t *sf_cli_admin(sf_cli_t *cli);
 /* Split "key=value" at the first '=' into @kv (pointers into @s, which is modified). Prints
  * an error naming @what and returns -1 when there is no '=' or the key is empty. */
 int sf_cli_parse_kv(const sf_cli_t *cli, const char *what, char *s, sf_config_kv_t *kv);
+
+/* Zeroed room for a config per command line argument (@argc + 1 of them). Prints "out of
+ * memory" and returns NULL when there is none. Caller frees. */
+sf_config_kv_t *sf_cli_kvs_new(const sf_cli_t *cli, int argc);
+
+/* Parse the value @s of @option (e.g. "--delete") into @kv: a config name to remove (NULL
+ * value; the name points into @s). Prints an error and returns -1 when @s is empty or holds
+ * an '='. */
+int sf_cli_parse_delete(const sf_cli_t *cli, const char *option, char *s, sf_config_kv_t *kv);
+
+/* Print "topic 'NAME' does not exist (UNKNOWN_TOPIC_OR_PARTITION); HINT" and return
+ * SF_CLI_EXIT_FAIL. */
+int sf_cli_topic_missing(const sf_cli_t *cli, const char *topic, const char *hint);
+
+/* Set or remove (NULL value) the @n config overrides @kvs of topic @topic with @a, and report
+ * the outcome: a failure is printed (its exit code returned); on success the changes are
+ * printed one a line, or with --output json returned in *@set (an object of the configs set)
+ * and *@del (an array of the names removed), both new references the caller owns. Returns
+ * SF_CLI_EXIT_OK or the exit code of the failure. */
+int sf_cli_alter_topic_configs(const sf_cli_t *cli, sf_admin_t *a, const char *topic,
+                               const sf_config_kv_t *kvs, size_t n, json_t **set,
+                               json_t **del);
 
 /* Kafka's name of a ConfigSource ("DYNAMIC_TOPIC_CONFIG", "DEFAULT_CONFIG", ...; static). */
 const char *sf_cli_config_source_name(int source);

@@ -98,6 +98,27 @@ static void admin_errstr(char *errstr, size_t size, const char *msg) {
         snprintf(errstr, size, "%s", msg);
 }
 
+/* The outcome of decoding a response body: any codec failure but running out of memory means
+ * the response is malformed. */
+static int admin_decoded(int rc) {
+    return rc == SF_OK || rc == SF_ERR_NOMEM ? rc : SF_ERROR_MALFORMED;
+}
+
+/* Whether each of the @n configs @kvs has a name; else @errstr says it and this returns
+ * SF_ERROR_INVALID. */
+static int admin_configs_named(const sf_config_kv_t *kvs, size_t n, char *errstr,
+                               size_t errstr_size) {
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        if (kvs[i].name == NULL || kvs[i].name[0] == '\0') {
+            admin_errstr(errstr, errstr_size, "a config without a name");
+            return SF_ERROR_INVALID;
+        }
+    }
+    return SF_OK;
+}
+
 /* Sleep @ms milliseconds (app thread, lock not held). */
 static void admin_sleep_ms(int ms) {
     struct timespec ts;
@@ -174,6 +195,21 @@ static int admin_controller_call(sf_admin_t *a, int16_t api_key, int16_t max_ver
                 break;                                                                         \
             }                                                                                  \
         _found;                                                                                \
+    })
+
+/* Record @op's answer: @code and a copy of @msg. Returns SF_OK or SF_ERROR_NOMEM. */
+static int admin_topic_result(admin_topic_op_t *op, int16_t code, sf_slice_t msg) {
+    op->ErrorCode = code;
+    return admin_strdup(msg, &op->ErrorMessage);
+}
+
+/* Record @op's answer from the element of @arr (@n of them, each with Name, ErrorCode and
+ * ErrorMessage) named @op->topic; SF_ERROR_MALFORMED when there is none. */
+#define ADMIN_TOPIC_RESULT(op, arr, n)                                                         \
+    ({                                                                                         \
+        int32_t _at = ADMIN_FIND(arr, n, Name, (op)->topic);                                   \
+        _at < 0 ? SF_ERROR_MALFORMED                                                           \
+                : admin_topic_result((op), (arr)[_at].ErrorCode, (arr)[_at].ErrorMessage);     \
     })
 
 /* ------------------------------------------------------------------------------------------
@@ -327,11 +363,9 @@ static int admin_metadata_decode(sf_rbuf_t *body, int16_t version, void *arg) {
     int rc;
 
     sf_arena_init(&arena, 0);
-    rc = sf_proto_MetadataResponse_decode(body, version, &arena, &resp);
+    rc = admin_decoded(sf_proto_MetadataResponse_decode(body, version, &arena, &resp));
     if (rc == SF_OK)
         rc = admin_metadata_copy(&resp, &d->info);
-    else if (rc != SF_ERR_NOMEM)
-        rc = SF_ERROR_MALFORMED;
     sf_arena_reset(&arena);
     return rc;
 }
@@ -430,22 +464,12 @@ static int admin_create_decode(sf_rbuf_t *body, int16_t version, void *arg) {
     admin_topic_op_t *op = arg;
     sf_proto_CreateTopicsResponse_t resp;
     sf_arena_t arena;
-    int32_t i;
     int rc;
 
     sf_arena_init(&arena, 0);
-    rc = sf_proto_CreateTopicsResponse_decode(body, version, &arena, &resp);
-    if (rc == SF_OK) {
-        i = ADMIN_FIND(resp.Topics, resp.TopicsCount, Name, op->topic);
-        if (i < 0) {
-            rc = SF_ERROR_MALFORMED;
-        } else {
-            op->ErrorCode = resp.Topics[i].ErrorCode;
-            rc = admin_strdup(resp.Topics[i].ErrorMessage, &op->ErrorMessage);
-        }
-    } else if (rc != SF_ERR_NOMEM) {
-        rc = SF_ERROR_MALFORMED;
-    }
+    rc = admin_decoded(sf_proto_CreateTopicsResponse_decode(body, version, &arena, &resp));
+    if (rc == SF_OK)
+        rc = ADMIN_TOPIC_RESULT(op, resp.Topics, resp.TopicsCount);
     sf_arena_reset(&arena);
     return rc;
 }
@@ -455,7 +479,6 @@ int sf_admin_create_topic(sf_admin_t *a, const char *topic, int32_t partitions,
                           size_t config_count, int timeout_ms, char *errstr,
                           size_t errstr_size) {
     admin_topic_op_t op;
-    size_t i;
     int rc;
 
     admin_errstr(errstr, errstr_size, NULL);
@@ -466,12 +489,8 @@ int sf_admin_create_topic(sf_admin_t *a, const char *topic, int32_t partitions,
                                           "factor or configs");
         return SF_ERROR_INVALID;
     }
-    for (i = 0; i < config_count; i++) {
-        if (configs[i].name == NULL || configs[i].name[0] == '\0') {
-            admin_errstr(errstr, errstr_size, "a config without a name");
-            return SF_ERROR_INVALID;
-        }
-    }
+    if ((rc = admin_configs_named(configs, config_count, errstr, errstr_size)) != SF_OK)
+        return rc;
     memset(&op, 0, sizeof op);
     op.topic = topic;
     op.count = partitions;
@@ -509,15 +528,14 @@ static int admin_delete_decode(sf_rbuf_t *body, int16_t version, void *arg) {
     int rc;
 
     sf_arena_init(&arena, 0);
-    rc = sf_proto_DeleteTopicsResponse_decode(body, version, &arena, &resp);
+    rc = admin_decoded(sf_proto_DeleteTopicsResponse_decode(body, version, &arena, &resp));
     if (rc == SF_OK) {
+        /* DeleteTopics answers have no ErrorMessage. */
         i = ADMIN_FIND(resp.Responses, resp.ResponsesCount, Name, op->topic);
         if (i < 0)
             rc = SF_ERROR_MALFORMED;
         else
             op->ErrorCode = resp.Responses[i].ErrorCode;
-    } else if (rc != SF_ERR_NOMEM) {
-        rc = SF_ERROR_MALFORMED;
     }
     sf_arena_reset(&arena);
     return rc;
@@ -566,22 +584,12 @@ static int admin_partitions_decode(sf_rbuf_t *body, int16_t version, void *arg) 
     admin_topic_op_t *op = arg;
     sf_proto_CreatePartitionsResponse_t resp;
     sf_arena_t arena;
-    int32_t i;
     int rc;
 
     sf_arena_init(&arena, 0);
-    rc = sf_proto_CreatePartitionsResponse_decode(body, version, &arena, &resp);
-    if (rc == SF_OK) {
-        i = ADMIN_FIND(resp.Results, resp.ResultsCount, Name, op->topic);
-        if (i < 0) {
-            rc = SF_ERROR_MALFORMED;
-        } else {
-            op->ErrorCode = resp.Results[i].ErrorCode;
-            rc = admin_strdup(resp.Results[i].ErrorMessage, &op->ErrorMessage);
-        }
-    } else if (rc != SF_ERR_NOMEM) {
-        rc = SF_ERROR_MALFORMED;
-    }
+    rc = admin_decoded(sf_proto_CreatePartitionsResponse_decode(body, version, &arena, &resp));
+    if (rc == SF_OK)
+        rc = ADMIN_TOPIC_RESULT(op, resp.Results, resp.ResultsCount);
     sf_arena_reset(&arena);
     return rc;
 }
@@ -679,7 +687,7 @@ static int admin_configs_decode(sf_rbuf_t *body, int16_t version, void *arg) {
     int rc;
 
     sf_arena_init(&arena, 0);
-    rc = sf_proto_DescribeConfigsResponse_decode(body, version, &arena, &resp);
+    rc = admin_decoded(sf_proto_DescribeConfigsResponse_decode(body, version, &arena, &resp));
     if (rc == SF_OK) {
         rc = SF_ERROR_MALFORMED;
         for (i = 0; i < resp.ResultsCount; i++) {
@@ -689,8 +697,6 @@ static int admin_configs_decode(sf_rbuf_t *body, int16_t version, void *arg) {
                 break;
             }
         }
-    } else if (rc != SF_ERR_NOMEM) {
-        rc = SF_ERROR_MALFORMED;
     }
     sf_arena_reset(&arena);
     return rc;
@@ -798,19 +804,18 @@ static int admin_alter_decode(sf_rbuf_t *body, int16_t version, void *arg) {
     int rc;
 
     sf_arena_init(&arena, 0);
-    rc = sf_proto_IncrementalAlterConfigsResponse_decode(body, version, &arena, &resp);
+    rc = admin_decoded(
+        sf_proto_IncrementalAlterConfigsResponse_decode(body, version, &arena, &resp));
     if (rc == SF_OK) {
         rc = SF_ERROR_MALFORMED;
         for (i = 0; i < resp.ResponsesCount; i++) {
             if (resp.Responses[i].ResourceType == ADMIN_RESOURCE_TOPIC &&
                 sf_slice_eq(resp.Responses[i].ResourceName, op->topic)) {
-                op->ErrorCode = resp.Responses[i].ErrorCode;
-                rc = admin_strdup(resp.Responses[i].ErrorMessage, &op->ErrorMessage);
+                rc = admin_topic_result(op, resp.Responses[i].ErrorCode,
+                                        resp.Responses[i].ErrorMessage);
                 break;
             }
         }
-    } else if (rc != SF_ERR_NOMEM) {
-        rc = SF_ERROR_MALFORMED;
     }
     sf_arena_reset(&arena);
     return rc;
@@ -819,7 +824,6 @@ static int admin_alter_decode(sf_rbuf_t *body, int16_t version, void *arg) {
 int sf_admin_alter_configs(sf_admin_t *a, const char *topic, const sf_config_kv_t *kvs,
                            size_t count, int timeout_ms, char *errstr, size_t errstr_size) {
     admin_topic_op_t op;
-    size_t i;
     int rc;
 
     admin_errstr(errstr, errstr_size, NULL);
@@ -828,12 +832,8 @@ int sf_admin_alter_configs(sf_admin_t *a, const char *topic, const sf_config_kv_
         admin_errstr(errstr, errstr_size, "no topic or no config to change");
         return SF_ERROR_INVALID;
     }
-    for (i = 0; i < count; i++) {
-        if (kvs[i].name == NULL || kvs[i].name[0] == '\0') {
-            admin_errstr(errstr, errstr_size, "a config without a name");
-            return SF_ERROR_INVALID;
-        }
-    }
+    if ((rc = admin_configs_named(kvs, count, errstr, errstr_size)) != SF_OK)
+        return rc;
     memset(&op, 0, sizeof op);
     op.topic = topic;
     op.configs = kvs;

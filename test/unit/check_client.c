@@ -402,6 +402,12 @@ static int echo_decode(sf_rbuf_t *body, int16_t version, void *arg) {
     return body->err;
 }
 
+/* One synchronous echo of *@out to any broker, the answer back in *@out. */
+static int echo_call(sf_client_t *cl, int timeout_ms, int32_t *out) {
+    return sf_client_call(cl, SF_CLIENT_ANY_BROKER, ECHO_API, 5, i32_encode, echo_decode, out,
+                          timeout_ms);
+}
+
 /* Wait (lock held) until every echo of @e (@n) is done; returns 0 or -1 on a 20 s stall. */
 static int wait_all(sf_client_t *cl, echo_t *e, int n) {
     int64_t deadline = sf_clock_mono_ms() + 20000;
@@ -616,9 +622,7 @@ START_TEST(test_apiversions_downgrade) {
     int32_t out = 0;
     fk->avs_max = 1;
     cl = client_for(fk->port, NULL, 0);
-    ck_assert_int_eq(sf_client_call(cl, SF_CLIENT_ANY_BROKER, ECHO_API, 5, i32_encode,
-                                    echo_decode, &out, 10000),
-                     SF_OK);
+    ck_assert_int_eq(echo_call(cl, 10000, &out), SF_OK);
     ck_assert_int_eq(fake_get(fk, &fk->navs), 2);
     ck_assert_int_eq(fk->avs_versions[0], 3);
     ck_assert_int_eq(fk->avs_versions[1], 1);
@@ -663,9 +667,7 @@ START_TEST(test_no_response) {
     ck_assert_int_eq(e.version, 4);
     ck_assert_int_eq(sf_client_inflight(cl, SF_CLIENT_ANY_BROKER), 0);
     sf_client_unlock(cl);
-    ck_assert_int_eq(sf_client_call(cl, SF_CLIENT_ANY_BROKER, ECHO_API, 5, i32_encode,
-                                    echo_decode, &out, 10000),
-                     SF_OK);
+    ck_assert_int_eq(echo_call(cl, 10000, &out), SF_OK);
     ck_assert_int_eq(out, 0);
     sf_client_destroy(cl);
     ck_assert_int_eq(fake_get(fk, &fk->echo_seen), 2);
@@ -711,12 +713,8 @@ START_TEST(test_inflight_fails_on_close) {
     fake_t *fk = fake_start(FAKE_CLOSE_FIRST, 0);
     sf_client_t *cl = client_for(fk->port, NULL, 0);
     int32_t out = 0;
-    ck_assert_int_eq(sf_client_call(cl, SF_CLIENT_ANY_BROKER, ECHO_API, 5, i32_encode,
-                                    echo_decode, &out, 10000),
-                     SF_ERROR_TRANSPORT);
-    ck_assert_int_eq(sf_client_call(cl, SF_CLIENT_ANY_BROKER, ECHO_API, 5, i32_encode,
-                                    echo_decode, &out, 10000),
-                     SF_OK);
+    ck_assert_int_eq(echo_call(cl, 10000, &out), SF_ERROR_TRANSPORT);
+    ck_assert_int_eq(echo_call(cl, 10000, &out), SF_OK);
     ck_assert_int_eq(fake_get(fk, &fk->conns), 2);
     sf_client_destroy(cl);
     fake_stop(fk);
@@ -727,29 +725,25 @@ END_TEST
  * limits
  * ------------------------------------------------------------------------------------------ */
 
-/* A 2 GiB length prefix closes the connection (TRANSPORT) without allocating it. */
-START_TEST(test_frame_cap) {
-    fake_t *fk = fake_start(FAKE_HUGE_FRAME, 0);
+/* A call to a fake broker in @mode, which answers with a bad frame, fails with TRANSPORT. */
+static void check_bad_frame(int mode) {
+    fake_t *fk = fake_start(mode, 0);
     sf_client_t *cl = client_for(fk->port, NULL, 0);
     int32_t out = 0;
-    ck_assert_int_eq(sf_client_call(cl, SF_CLIENT_ANY_BROKER, ECHO_API, 5, i32_encode,
-                                    echo_decode, &out, 10000),
-                     SF_ERROR_TRANSPORT);
+    ck_assert_int_eq(echo_call(cl, 10000, &out), SF_ERROR_TRANSPORT);
     sf_client_destroy(cl);
     fake_stop(fk);
+}
+
+/* A 2 GiB length prefix closes the connection (TRANSPORT) without allocating it. */
+START_TEST(test_frame_cap) {
+    check_bad_frame(FAKE_HUGE_FRAME);
 }
 END_TEST
 
 /* A response with someone else's correlation id closes the connection. */
 START_TEST(test_bad_correlation) {
-    fake_t *fk = fake_start(FAKE_BAD_CORR, 0);
-    sf_client_t *cl = client_for(fk->port, NULL, 0);
-    int32_t out = 0;
-    ck_assert_int_eq(sf_client_call(cl, SF_CLIENT_ANY_BROKER, ECHO_API, 5, i32_encode,
-                                    echo_decode, &out, 10000),
-                     SF_ERROR_TRANSPORT);
-    sf_client_destroy(cl);
-    fake_stop(fk);
+    check_bad_frame(FAKE_BAD_CORR);
 }
 END_TEST
 
@@ -784,12 +778,10 @@ START_TEST(test_unreachable_timeout) {
     fake_t *probe = fake_start(FAKE_NORMAL, 0);
     int port = probe->port;
     sf_client_t *cl;
-    int32_t out;
+    int32_t out = 0;
     fake_stop(probe);
     cl = client_for(port, NULL, 0);
-    ck_assert_int_eq(sf_client_call(cl, SF_CLIENT_ANY_BROKER, ECHO_API, 5, i32_encode,
-                                    echo_decode, &out, 300),
-                     SF_ERROR_TIMED_OUT);
+    ck_assert_int_eq(echo_call(cl, 300, &out), SF_ERROR_TIMED_OUT);
     sf_client_destroy(cl);
 }
 END_TEST
