@@ -62,6 +62,23 @@ static const char *const topic_config_names[TC_COUNT] = {
     [TC_TIMESTAMP_TYPE] = "message.timestamp.type",
 };
 
+/* The broker settings the topic configs override (Kafka's synonyms). */
+static const char *const topic_config_broker_names[TC_COUNT] = {
+    [TC_SEGMENT_BYTES] = "log.segment.bytes",
+    [TC_SEGMENT_MS] = "log.roll.ms",
+    [TC_RETENTION_MS] = "log.retention.ms",
+    [TC_RETENTION_BYTES] = "log.retention.bytes",
+    [TC_MAX_MESSAGE_BYTES] = "message.max.bytes",
+    [TC_FLUSH_MESSAGES] = "log.flush.interval.messages",
+    [TC_FLUSH_MS] = "log.flush.interval.ms",
+    [TC_INDEX_INTERVAL] = "log.index.interval.bytes",
+    [TC_SEGMENT_INDEX_BYTES] = "log.index.size.max.bytes",
+    [TC_MIN_INSYNC] = "min.insync.replicas",
+    [TC_CLEANUP_POLICY] = "log.cleanup.policy",
+    [TC_COMPRESSION] = "compression.type",
+    [TC_TIMESTAMP_TYPE] = "log.message.timestamp.type",
+};
+
 /* The broker's default for topic config @id, as text. */
 static void topic_config_default(const sf_broker_t *b, int id, char *buf, size_t size) {
     const sf_log_config_t *lc = &b->logcfg;
@@ -90,6 +107,7 @@ size_t sf_broker_topic_configs(const sf_broker_t *b, const sf_cluster_topic_t *t
     for (id = 0; id < TC_COUNT && n < max; id++, n++) {
         const char *v = topic ? sf_cluster_topic_config(topic, topic_config_names[id]) : NULL;
         out[n].name = topic_config_names[id];
+        out[n].broker_name = topic_config_broker_names[id];
         out[n].is_default = v == NULL;
         if (v)
             snprintf(out[n].value, sizeof(out[n].value), "%s", v);

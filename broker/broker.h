@@ -62,7 +62,8 @@ int sf_broker_endpoint_parse(const char *endpoint, const char *listener, char *h
 
 /* One topic config as DescribeConfigs shows it. */
 typedef struct sf_broker_topic_config {
-    const char *name; /* static */
+    const char *name;        /* static: the topic config name */
+    const char *broker_name; /* static: the broker setting it overrides (log.retention.ms) */
     char value[32];
     int is_default; /* 1 when the broker default applies */
 } sf_broker_topic_config_t;

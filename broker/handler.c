@@ -1425,10 +1425,12 @@ static void handle_DescribeConfigs(sf_handler_t *h, sf_req_t *req) {
         for (j = 0; j < n; j++) {
             sf_proto_DescribeConfigsResponse_Config_t *c;
             /* Broker resources use the broker key names (log.* for the log settings). */
-            if (!key_wanted(res, tc[j].name))
+            const char *cname =
+                res->ResourceType == RESOURCE_BROKER ? tc[j].broker_name : tc[j].name;
+            if (!key_wanted(res, cname))
                 continue;
             c = &rr->Configs[rr->ConfigsCount++];
-            c->Name = sf_slice_cstr(tc[j].name);
+            c->Name = sf_slice_cstr(cname);
             c->Value = arena_slice(req, tc[j].value);
             c->ReadOnly = res->ResourceType == RESOURCE_BROKER;
             c->IsDefault = tc[j].is_default;

@@ -252,6 +252,8 @@ expect_rc 0 "config get --broker"
 expect_out 'STATIC_BROKER_CONFIG' "config get --broker"
 run config get --broker 1 --output json
 jcheck "config get --broker json" 'd["resource_type"] == "broker" and d["resource_name"] == "1" and len(d["configs"]) > 0 and all(c["source"] == "STATIC_BROKER_CONFIG" and c["read_only"] for c in d["configs"])'
+# Broker resources are named with the broker's keys, not the topic configs they back.
+jcheck "config get --broker names" 'any(c["name"] == "log.retention.ms" for c in d["configs"]) and not any(c["name"] == "retention.ms" for c in d["configs"])'
 run config get --broker 1x
 expect_rc 2 "config get --broker with a bad id"
 
