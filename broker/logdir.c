@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,18 +47,6 @@ struct sf_logdir {
     int64_t interval_ms;
     int ckpt_dirty; /* the set of logs changed since the last checkpoint */
 };
-
-static void errfmt(char *errstr, size_t size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void errfmt(char *errstr, size_t size, const char *fmt, ...) {
-    va_list ap;
-    if (!errstr || size == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(errstr, size, fmt, ap);
-    va_end(ap);
-}
 
 static int64_t wall_ms(void) {
     struct timespec ts;
@@ -342,20 +329,20 @@ static int prepare_dir(const char *path, char *errstr, size_t errstr_size) {
     struct stat st;
     if (mkdir(path, 0755) < 0 && errno != EEXIST) {
         if (errno == ENOENT)
-            errfmt(errstr, errstr_size,
+            sf_errf(errstr, errstr_size,
                    "log directory %s cannot be created: its parent directory does not exist",
                    path);
         else
-            errfmt(errstr, errstr_size, "log directory %s cannot be created: %s", path,
+            sf_errf(errstr, errstr_size, "log directory %s cannot be created: %s", path,
                    strerror(errno));
         return SF_ERR_IO;
     }
     if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
-        errfmt(errstr, errstr_size, "log directory %s is not a directory", path);
+        sf_errf(errstr, errstr_size, "log directory %s is not a directory", path);
         return SF_ERR_IO;
     }
     if (access(path, R_OK | W_OK | X_OK) < 0) {
-        errfmt(errstr, errstr_size, "log directory %s is not writable by this process: %s", path,
+        sf_errf(errstr, errstr_size, "log directory %s is not writable by this process: %s", path,
                strerror(errno));
         return SF_ERR_IO;
     }
@@ -370,7 +357,7 @@ static int open_logs(sf_logdir_t *ld, const ld_ckpt_t *ckpt, size_t nckpt, char 
     int rc = SF_OK;
 
     if (!d) {
-        errfmt(errstr, errstr_size, "cannot read log directory %s: %s", ld->path,
+        sf_errf(errstr, errstr_size, "cannot read log directory %s: %s", ld->path,
                strerror(errno));
         return SF_ERR_IO;
     }
@@ -403,7 +390,7 @@ static int open_logs(sf_logdir_t *ld, const ld_ckpt_t *ckpt, size_t nckpt, char 
             rp = (c = ckpt_find(ckpt, nckpt, topic, partition)) ? c->offset : 0;
         rc = sf_log_open(ld->path, topic, partition, &ld->defaults, rp, &log);
         if (rc != SF_OK) {
-            errfmt(errstr, errstr_size, "cannot open the log in %s: %s", sub, sf_err_str(rc));
+            sf_errf(errstr, errstr_size, "cannot open the log in %s: %s", sub, sf_err_str(rc));
             break;
         }
         pthread_mutex_lock(&ld->mu);
@@ -411,7 +398,7 @@ static int open_logs(sf_logdir_t *ld, const ld_ckpt_t *ckpt, size_t nckpt, char 
         pthread_mutex_unlock(&ld->mu);
         if (rc != SF_OK) {
             sf_log_close(log);
-            errfmt(errstr, errstr_size, "out of memory opening %s", sub);
+            sf_errf(errstr, errstr_size, "out of memory opening %s", sub);
             break;
         }
     }
@@ -461,7 +448,7 @@ int sf_logdir_open(const char *path, const sf_log_config_t *defaults, sf_logdir_
         return rc;
     ld = calloc(1, sizeof(*ld));
     if (!ld) {
-        errfmt(errstr, errstr_size, "out of memory opening log directory %s", path);
+        sf_errf(errstr, errstr_size, "out of memory opening log directory %s", path);
         return SF_ERR_NOMEM;
     }
     ld->lock_fd = -1;
@@ -473,7 +460,7 @@ int sf_logdir_open(const char *path, const sf_log_config_t *defaults, sf_logdir_
     ld->nbuckets = 64;
     ld->buckets = calloc(ld->nbuckets, sizeof(*ld->buckets));
     if (!ld->path || !ld->buckets) {
-        errfmt(errstr, errstr_size, "out of memory opening log directory %s", path);
+        sf_errf(errstr, errstr_size, "out of memory opening log directory %s", path);
         rc = SF_ERR_NOMEM;
         goto err;
     }
@@ -481,17 +468,17 @@ int sf_logdir_open(const char *path, const sf_log_config_t *defaults, sf_logdir_
     snprintf(file, sizeof(file), "%s/%s", path, SF_LOGDIR_LOCK_FILE);
     ld->lock_fd = open(file, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (ld->lock_fd < 0) {
-        errfmt(errstr, errstr_size, "cannot create the lock file %s: %s", file, strerror(errno));
+        sf_errf(errstr, errstr_size, "cannot create the lock file %s: %s", file, strerror(errno));
         rc = SF_ERR_IO;
         goto err;
     }
     if (flock(ld->lock_fd, LOCK_EX | LOCK_NB) < 0) {
         if (errno == EWOULDBLOCK)
-            errfmt(errstr, errstr_size,
+            sf_errf(errstr, errstr_size,
                    "log directory %s is in use by another process (it holds the lock on %s)",
                    path, file);
         else
-            errfmt(errstr, errstr_size, "cannot lock %s: %s", file, strerror(errno));
+            sf_errf(errstr, errstr_size, "cannot lock %s: %s", file, strerror(errno));
         rc = errno == EWOULDBLOCK ? SF_ERR_STATE : SF_ERR_IO;
         goto err;
     }
@@ -502,7 +489,7 @@ int sf_logdir_open(const char *path, const sf_log_config_t *defaults, sf_logdir_
     ld->was_clean = access(file, F_OK) == 0;
     if (ld->was_clean) {
         if (unlink(file) < 0 || fsync_dir(path) != SF_OK) {
-            errfmt(errstr, errstr_size, "cannot remove the clean-shutdown marker %s: %s", file,
+            sf_errf(errstr, errstr_size, "cannot remove the clean-shutdown marker %s: %s", file,
                    strerror(errno));
             rc = SF_ERR_IO;
             goto err;
@@ -548,22 +535,22 @@ int sf_logdir_check_broker_id(sf_logdir_t *ld, int32_t broker_id, char *errstr,
         n = snprintf(buf, sizeof(buf), "version=0\nbroker.id=%d\n", (int)broker_id);
         rc = write_atomic(ld->path, SF_LOGDIR_META, buf, (size_t)n);
         if (rc != SF_OK)
-            errfmt(errstr, errstr_size, "cannot write %s: %s", file, strerror(errno));
+            sf_errf(errstr, errstr_size, "cannot write %s: %s", file, strerror(errno));
         return rc;
     }
     rc = sf_props_load(file, &props, perr, sizeof(perr));
     if (rc != SF_OK) {
-        errfmt(errstr, errstr_size, "cannot read %s", perr);
+        sf_errf(errstr, errstr_size, "cannot read %s", perr);
         return rc == SF_ERR_IO ? SF_ERR_IO : SF_ERR_INVALID;
     }
     v = sf_props_get(props, "broker.id");
     errno = 0;
     id = v ? strtoll(v, &end, 10) : 0;
     if (!v || !*v || *end || errno || id < INT32_MIN || id > INT32_MAX) {
-        errfmt(errstr, errstr_size, "%s has no valid broker.id; fix or remove the file", file);
+        sf_errf(errstr, errstr_size, "%s has no valid broker.id; fix or remove the file", file);
         rc = SF_ERR_INVALID;
     } else if (id != broker_id) {
-        errfmt(errstr, errstr_size,
+        sf_errf(errstr, errstr_size,
                "log directory %s belongs to broker.id=%lld (%s) but this broker is "
                "broker.id=%d; use the right log.dirs or broker.id",
                ld->path, id, file, (int)broker_id);

@@ -364,17 +364,6 @@ static void *io_thread_main(void *arg) {
  * Create / destroy
  * ------------------------------------------------------------------------------------------ */
 
-static void errf(char *errstr, size_t size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void errf(char *errstr, size_t size, const char *fmt, ...) {
-    va_list ap;
-    if (!errstr || !size)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(errstr, size, fmt, ap);
-    va_end(ap);
-}
-
 /* Create the bootstrap connections from "host:port,host:port" (optionally
  * "PROTOCOL://host:port", "[v6addr]:port"). */
 static int add_bootstrap(sf_client_t *cl, char *errstr, size_t errstr_size) {
@@ -422,7 +411,7 @@ static int add_bootstrap(sf_client_t *cl, char *errstr, size_t errstr_size) {
         if (ep != end || port <= 0 || port > 65535 || errno)
             goto bad;
         if (!(conn = sf_conn_new(cl, -1, hostbuf, (int)port))) {
-            errf(errstr, errstr_size, "out of memory");
+            sf_errf(errstr, errstr_size, "out of memory");
             return SF_ERR_NOMEM;
         }
         conn->bootstrap = 1;
@@ -430,12 +419,12 @@ static int add_bootstrap(sf_client_t *cl, char *errstr, size_t errstr_size) {
         s = end;
         continue;
     bad:
-        errf(errstr, errstr_size, "bootstrap.servers: \"%.*s\" is not host:port", (int)(end - s),
+        sf_errf(errstr, errstr_size, "bootstrap.servers: \"%.*s\" is not host:port", (int)(end - s),
              s);
         return SF_ERR_INVALID;
     }
     if (n == 0) {
-        errf(errstr, errstr_size, "bootstrap.servers: no host:port given");
+        sf_errf(errstr, errstr_size, "bootstrap.servers: no host:port given");
         return SF_ERR_INVALID;
     }
     return SF_OK;
@@ -452,19 +441,19 @@ sf_client_t *sf_client_new(const sf_conf_t *conf, const sf_client_role_t *roles,
     if (errstr && errstr_size)
         errstr[0] = '\0';
     if (!conf || nroles < 0 || (nroles > 0 && !roles)) {
-        errf(errstr, errstr_size, "invalid arguments");
+        sf_errf(errstr, errstr_size, "invalid arguments");
         return NULL;
     }
     if (!(cc = sf_clientconf_parse(conf, errstr, errstr_size)))
         return NULL;
     pthread_once(&evthread_once, evthread_init);
     if (evthread_rc != 0) {
-        errf(errstr, errstr_size, "libevent thread support is not available");
+        sf_errf(errstr, errstr_size, "libevent thread support is not available");
         sf_clientconf_free(cc);
         return NULL;
     }
     if (!(cl = calloc(1, sizeof(*cl)))) {
-        errf(errstr, errstr_size, "out of memory");
+        sf_errf(errstr, errstr_size, "out of memory");
         sf_clientconf_free(cc);
         return NULL;
     }
@@ -482,7 +471,7 @@ sf_client_t *sf_client_new(const sf_conf_t *conf, const sf_client_role_t *roles,
 
     if (nroles > 0) {
         if (!(cl->roles = calloc((size_t)nroles, sizeof(*roles)))) {
-            errf(errstr, errstr_size, "out of memory");
+            sf_errf(errstr, errstr_size, "out of memory");
             goto err;
         }
         memcpy(cl->roles, roles, (size_t)nroles * sizeof(*roles));
@@ -494,7 +483,7 @@ sf_client_t *sf_client_new(const sf_conf_t *conf, const sf_client_role_t *roles,
                                             cc->ssl_key_location, cc->ssl_key_password, e,
                                             sizeof(e));
         if (!cl->ssl_ctx) {
-            errf(errstr, errstr_size, "TLS: %s", e);
+            sf_errf(errstr, errstr_size, "TLS: %s", e);
             goto err;
         }
     }
@@ -509,7 +498,7 @@ sf_client_t *sf_client_new(const sf_conf_t *conf, const sf_client_role_t *roles,
         }
     }
     if (!cl->base) {
-        errf(errstr, errstr_size, "cannot create the event loop");
+        sf_errf(errstr, errstr_size, "cannot create the event loop");
         goto err;
     }
     cl->dns = evdns_base_new(cl->base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
@@ -521,7 +510,7 @@ sf_client_t *sf_client_new(const sf_conf_t *conf, const sf_client_role_t *roles,
     cl->tick_ev = event_new(cl->base, -1, EV_PERSIST, tick_cb, cl);
     if (!cl->dns || !cl->wake_ev || !cl->kick_ev || !cl->stop_ev || !cl->tick_ev ||
         event_add(cl->tick_ev, &tick) != 0) {
-        errf(errstr, errstr_size, "cannot set up the event loop");
+        sf_errf(errstr, errstr_size, "cannot set up the event loop");
         goto err;
     }
     if (add_bootstrap(cl, errstr, errstr_size) != SF_OK)
@@ -532,7 +521,7 @@ sf_client_t *sf_client_new(const sf_conf_t *conf, const sf_client_role_t *roles,
     pthread_sigmask(SIG_SETMASK, &all, &old);
     if (pthread_create(&cl->thread, NULL, io_thread_main, cl) != 0) {
         pthread_sigmask(SIG_SETMASK, &old, NULL);
-        errf(errstr, errstr_size, "cannot start the I/O thread");
+        sf_errf(errstr, errstr_size, "cannot start the I/O thread");
         goto err;
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,17 +120,6 @@ static const key_def_t keys[] = {
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
-static void errf(char *errstr, size_t size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void errf(char *errstr, size_t size, const char *fmt, ...) {
-    va_list ap;
-    if (!errstr || size == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(errstr, size, fmt, ap);
-    va_end(ap);
-}
-
 static const key_def_t *key_find(const char *name) {
     size_t i;
     for (i = 0; i < NKEYS; i++)
@@ -174,7 +162,7 @@ static int key_parse(const key_def_t *k, const char *value, sf_clientconf_t *cc,
     case KT_INT64:
     case KT_KBYTES:
         if (parse_integer(value, &v) < 0 || v < k->min || v > k->max) {
-            errf(errstr, size, "%s: invalid value '%s' (expected an integer from %lld to %lld)",
+            sf_errf(errstr, size, "%s: invalid value '%s' (expected an integer from %lld to %lld)",
                  k->name, value, (long long)k->min, (long long)k->max);
             return SF_ERROR_INVALID;
         }
@@ -191,7 +179,7 @@ static int key_parse(const key_def_t *k, const char *value, sf_clientconf_t *cc,
         else if (strcasecmp(value, "false") == 0)
             v = 0;
         else {
-            errf(errstr, size, "%s: invalid value '%s' (expected true or false)", k->name, value);
+            sf_errf(errstr, size, "%s: invalid value '%s' (expected true or false)", k->name, value);
             return SF_ERROR_INVALID;
         }
         if (field)
@@ -213,14 +201,14 @@ static int key_parse(const key_def_t *k, const char *value, sf_clientconf_t *cc,
                     strncat(names, ", ", sizeof(names) - strlen(names) - 1);
                 strncat(names, k->enums[i].name, sizeof(names) - strlen(names) - 1);
             }
-            errf(errstr, size, "%s: invalid value '%s' (expected one of: %s)", k->name, value,
+            sf_errf(errstr, size, "%s: invalid value '%s' (expected one of: %s)", k->name, value,
                  names);
         }
         return SF_ERROR_INVALID;
     case KT_CODEC: {
         sf_compress_codec_t c;
         if (sf_compress_codec_parse(value, &c) != SF_OK) {
-            errf(errstr, size,
+            sf_errf(errstr, size,
                  "%s: invalid value '%s' (expected none, gzip, snappy, lz4 or zstd)", k->name,
                  value);
             return SF_ERROR_INVALID;
@@ -276,12 +264,12 @@ int sf_conf_set(sf_conf_t *conf, const char *key, const char *value, char *errst
     char *copy;
     int rc;
     if (!conf || !key || !value) {
-        errf(errstr, errstr_size, "missing configuration key or value");
+        sf_errf(errstr, errstr_size, "missing configuration key or value");
         return SF_ERROR_INVALID;
     }
     k = key_find(key);
     if (!k) {
-        errf(errstr, errstr_size, "%s: unknown configuration key", key);
+        sf_errf(errstr, errstr_size, "%s: unknown configuration key", key);
         return SF_ERROR_NOTFOUND;
     }
     rc = key_parse(k, value, NULL, errstr, errstr_size);
@@ -314,7 +302,7 @@ int sf_conf_load_file(sf_conf_t *conf, const char *path, char *errstr, size_t er
         const sf_prop_t *p = sf_props_at(props, i);
         rc = sf_conf_set(conf, p->key, p->value, msg, sizeof(msg));
         if (rc != SF_OK) {
-            errf(errstr, errstr_size, "%s:%d: %s", path, p->line, msg);
+            sf_errf(errstr, errstr_size, "%s:%d: %s", path, p->line, msg);
             break;
         }
     }
@@ -341,7 +329,7 @@ sf_clientconf_t *sf_clientconf_parse(const sf_conf_t *conf, char *errstr, size_t
     sf_clientconf_t *cc = calloc(1, sizeof(*cc));
     size_t i;
     if (!cc) {
-        errf(errstr, errstr_size, "out of memory");
+        sf_errf(errstr, errstr_size, "out of memory");
         return NULL;
     }
     for (i = 0; i < NKEYS; i++) {
@@ -354,14 +342,14 @@ sf_clientconf_t *sf_clientconf_parse(const sf_conf_t *conf, char *errstr, size_t
     cc->log_cb = conf->log_cb;
     cc->log_opaque = conf->log_opaque;
     if (!cc->bootstrap_servers) {
-        errf(errstr, errstr_size, "bootstrap.servers: not set (expected host:port[,host:port...])");
+        sf_errf(errstr, errstr_size, "bootstrap.servers: not set (expected host:port[,host:port...])");
         sf_clientconf_free(cc);
         return NULL;
     }
     if (cc->reconnect_backoff_max_ms < cc->reconnect_backoff_ms)
         cc->reconnect_backoff_max_ms = cc->reconnect_backoff_ms;
     if (cc->ssl_key_location && !cc->ssl_cert_location) {
-        errf(errstr, errstr_size,
+        sf_errf(errstr, errstr_size,
              "ssl.key.location: set without ssl.keystore.location (the client certificate)");
         sf_clientconf_free(cc);
         return NULL;

@@ -1393,14 +1393,12 @@ sf_consumer_t *sf_consumer_new(const sf_conf_t *conf, char *errstr, size_t errst
     sf_client_role_t role;
     sf_consumer_t *c;
     if (!conf) {
-        if (errstr && errstr_size)
-            snprintf(errstr, errstr_size, "no configuration");
+        sf_errf(errstr, errstr_size, "no configuration");
         return NULL;
     }
     c = calloc(1, sizeof(*c));
     if (!c) {
-        if (errstr && errstr_size)
-            snprintf(errstr, errstr_size, "out of memory");
+        sf_errf(errstr, errstr_size, "out of memory");
         return NULL;
     }
     memset(&role, 0, sizeof(role));
@@ -1411,8 +1409,7 @@ sf_consumer_t *sf_consumer_new(const sf_conf_t *conf, char *errstr, size_t errst
     role.on_stop = hook_stop;
     c->pool = sf_consumer_pool_new();
     if (!c->pool) {
-        if (errstr && errstr_size)
-            snprintf(errstr, errstr_size, "out of memory");
+        sf_errf(errstr, errstr_size, "out of memory");
         free(c);
         return NULL;
     }

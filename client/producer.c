@@ -1456,14 +1456,12 @@ sf_producer_t *sf_producer_new(const sf_conf_t *conf, char *errstr, size_t errst
     if (errstr && errstr_size)
         errstr[0] = '\0';
     if (!conf) {
-        if (errstr && errstr_size)
-            snprintf(errstr, errstr_size, "no configuration given");
+        sf_errf(errstr, errstr_size, "no configuration given");
         return NULL;
     }
     p = calloc(1, sizeof(*p));
     if (!p) {
-        if (errstr && errstr_size)
-            snprintf(errstr, errstr_size, "out of memory");
+        sf_errf(errstr, errstr_size, "out of memory");
         return NULL;
     }
     p->timer_at = INT64_MAX;
@@ -1492,8 +1490,7 @@ sf_producer_t *sf_producer_new(const sf_conf_t *conf, char *errstr, size_t errst
     p->ready = rc == SF_OK;
     sf_client_unlock(p->cl);
     if (rc != SF_OK) {
-        if (errstr && errstr_size)
-            snprintf(errstr, errstr_size, "out of memory");
+        sf_errf(errstr, errstr_size, "out of memory");
         sf_client_destroy(p->cl);
         sf_producer_acc_free(&p->acc);
         free(p);

@@ -10,7 +10,6 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,17 +36,6 @@
 /* How often a responder looks at its stop flag and the requester's reader at its own. */
 #define POLL_SLICE_MS 100
 
-static void set_err(char *errstr, size_t errstr_size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_err(char *errstr, size_t errstr_size, const char *fmt, ...) {
-    va_list ap;
-    if (!errstr || !errstr_size)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(errstr, errstr_size, fmt, ap);
-    va_end(ap);
-}
-
 /* A random 64-bit value (getrandom, else a mix of clocks and the pid). */
 static uint64_t random64(void) {
     uint64_t v = 0;
@@ -67,7 +55,7 @@ static uint64_t random64(void) {
 static sf_conf_t *conf_for_reqrep(const sf_conf_t *conf, char *errstr, size_t errstr_size) {
     sf_conf_t *dup = sf_conf_dup(conf);
     if (!dup) {
-        set_err(errstr, errstr_size, "out of memory");
+        sf_errf(errstr, errstr_size, "out of memory");
         return NULL;
     }
     if (sf_conf_set(dup, "linger.ms", "0", errstr, errstr_size) != SF_OK) {
@@ -145,7 +133,7 @@ static int topic_ensure(sf_consumer_t *c, const char *topic, int64_t deadline, i
         int64_t until;
         if (sf_client_metadata_wait(cl, topic, 1, deadline) != SF_OK) {
             rc = SF_ERROR_TIMED_OUT;
-            set_err(errstr, errstr_size, "%s: no metadata from the cluster in time", topic);
+            sf_errf(errstr, errstr_size, "%s: no metadata from the cluster in time", topic);
             break;
         }
         t = sf_client_topic(cl, topic);
@@ -174,14 +162,14 @@ static int topic_ensure(sf_consumer_t *c, const char *topic, int64_t deadline, i
             if (rc == SF_OK && cr.kerr && cr.kerr != SF_KERR_TOPIC_ALREADY_EXISTS)
                 rc = sf_client_kerr(cr.kerr);
             if (rc != SF_OK) {
-                set_err(errstr, errstr_size, "cannot create topic %s: %s%s%s", topic,
+                sf_errf(errstr, errstr_size, "cannot create topic %s: %s%s%s", topic,
                         sf_error_str(rc), cr.message[0] ? ": " : "", cr.message);
                 break;
             }
         } else if (t && t->err && t->err != SF_KERR_UNKNOWN_TOPIC_OR_PARTITION &&
                    !sf_error_retriable(sf_client_kerr(t->err))) {
             rc = sf_client_kerr(t->err);
-            set_err(errstr, errstr_size, "topic %s: %s", topic, sf_error_str(rc));
+            sf_errf(errstr, errstr_size, "topic %s: %s", topic, sf_error_str(rc));
             break;
         }
         /* Freshly created, or leaders not elected yet: look again soon. */
@@ -193,7 +181,7 @@ static int topic_ensure(sf_consumer_t *c, const char *topic, int64_t deadline, i
             ;
         if (deadline >= 0 && sf_clock_mono_ms() >= deadline) {
             rc = SF_ERROR_TIMED_OUT;
-            set_err(errstr, errstr_size, "topic %s has no leader yet", topic);
+            sf_errf(errstr, errstr_size, "topic %s has no leader yet", topic);
             break;
         }
     }
@@ -215,7 +203,7 @@ static int assign_at_end(sf_consumer_t *c, const char *topic, int32_t first, int
                                   deadline < 0 ? -1 : (int)(deadline > now ? deadline - now : 0));
     }
     if (rc != SF_OK)
-        set_err(errstr, errstr_size, "%s [%d]: cannot find the end offset: %s", topic,
+        sf_errf(errstr, errstr_size, "%s [%d]: cannot find the end offset: %s", topic,
                 (int)(p - 1), sf_error_str(rc));
     return rc;
 }
@@ -345,14 +333,14 @@ sf_requester_t *sf_requester_new(const sf_conf_t *conf, const char *reply_topic,
     int32_t count = 0;
 
     if (!conf || !reply_topic || !*reply_topic || reply_partition < SF_PARTITION_ANY) {
-        set_err(errstr, errstr_size, "a configuration and a reply topic are required");
+        sf_errf(errstr, errstr_size, "a configuration and a reply topic are required");
         return NULL;
     }
     if (!(rconf = conf_for_reqrep(conf, errstr, errstr_size)))
         return NULL;
     r = calloc(1, sizeof(*r));
     if (!r || !(r->topic = strdup(reply_topic))) {
-        set_err(errstr, errstr_size, "out of memory");
+        sf_errf(errstr, errstr_size, "out of memory");
         goto err;
     }
     pthread_mutex_init(&r->lock, NULL);
@@ -365,7 +353,7 @@ sf_requester_t *sf_requester_new(const sf_conf_t *conf, const char *reply_topic,
     if (reply_partition == SF_PARTITION_ANY) {
         reply_partition = (int32_t)(random64() % (uint64_t)count);
     } else if (reply_partition >= count) {
-        set_err(errstr, errstr_size, "%s has %d partitions: no partition %d", reply_topic,
+        sf_errf(errstr, errstr_size, "%s has %d partitions: no partition %d", reply_topic,
                 (int)count, (int)reply_partition);
         goto err;
     }
@@ -377,7 +365,7 @@ sf_requester_t *sf_requester_new(const sf_conf_t *conf, const char *reply_topic,
         goto err;
     r->id_base = random64();
     if (pthread_create(&r->reader, NULL, reader_main, r) != 0) {
-        set_err(errstr, errstr_size, "cannot start a thread: %s", strerror(errno));
+        sf_errf(errstr, errstr_size, "cannot start a thread: %s", strerror(errno));
         goto err;
     }
     r->reader_started = 1;
@@ -519,14 +507,14 @@ sf_responder_t *sf_responder_new(const sf_conf_t *conf, const char *topic, int32
     int32_t count = 0;
 
     if (!conf || !topic || !*topic || !cb || partition < SF_PARTITION_ANY) {
-        set_err(errstr, errstr_size, "a configuration, a topic and a callback are required");
+        sf_errf(errstr, errstr_size, "a configuration, a topic and a callback are required");
         return NULL;
     }
     if (!(rconf = conf_for_reqrep(conf, errstr, errstr_size)))
         return NULL;
     r = calloc(1, sizeof(*r));
     if (!r) {
-        set_err(errstr, errstr_size, "out of memory");
+        sf_errf(errstr, errstr_size, "out of memory");
         goto err;
     }
     r->cb = cb;
@@ -539,7 +527,7 @@ sf_responder_t *sf_responder_new(const sf_conf_t *conf, const char *topic, int32
     if (topic_ensure(r->cons, topic, deadline, &count, errstr, errstr_size) != SF_OK)
         goto err;
     if (partition >= count) {
-        set_err(errstr, errstr_size, "%s has %d partitions: no partition %d", topic, (int)count,
+        sf_errf(errstr, errstr_size, "%s has %d partitions: no partition %d", topic, (int)count,
                 (int)partition);
         goto err;
     }

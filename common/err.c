@@ -1,5 +1,8 @@
 #include "err.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+
 sf_kerr_t sf_err_to_kerr(int err) {
     switch (err) {
     case SF_OK: return SF_KERR_NONE;
@@ -33,4 +36,13 @@ const char *sf_err_str(int err) {
     case SF_ERR_STATE: return "invalid state";
     default: return "unknown error";
     }
+}
+
+void sf_errf(char *errstr, size_t size, const char *fmt, ...) {
+    va_list ap;
+    if (!errstr || size == 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(errstr, size, fmt, ap);
+    va_end(ap);
 }

@@ -2,6 +2,7 @@
 #ifndef SF_ERR_H
 #define SF_ERR_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Internal results: SF_OK or a negative SF_ERR_*; incremental parsers may return SF_AGAIN. */
@@ -73,5 +74,9 @@ sf_kerr_t sf_err_to_kerr(int err);
 
 /* A short English description of an internal result (never NULL). */
 const char *sf_err_str(int err);
+
+/* Format an error message into @errstr (@size bytes); does nothing when @errstr is NULL or
+ * @size is 0. */
+void sf_errf(char *errstr, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,17 +20,6 @@ struct sf_props {
     size_t *hash;
     size_t hcap; /* power of two, >= 2 * n */
 };
-
-static void seterr(char *errstr, size_t errstr_size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void seterr(char *errstr, size_t errstr_size, const char *fmt, ...) {
-    va_list ap;
-    if (!errstr || !errstr_size)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(errstr, errstr_size, fmt, ap);
-    va_end(ap);
-}
 
 /* FNV-1a */
 static size_t key_hash(const char *s) {
@@ -226,13 +214,13 @@ static int parse_logical(pstate_t *ps, char *buf, char **keyp, char **valp) {
                 uint32_t cp, lo;
                 const char *u = q + 1;
                 if (read_u4(&u, end, &cp) < 0) {
-                    seterr(ps->errstr, ps->errstr_size,
+                    sf_errf(ps->errstr, ps->errstr_size,
                            "%s:%d: malformed \\uXXXX escape (expected 4 hexadecimal digits)",
                            ps->name, ps->line);
                     return SF_ERR_MALFORMED;
                 }
                 if (cp == 0) {
-                    seterr(ps->errstr, ps->errstr_size,
+                    sf_errf(ps->errstr, ps->errstr_size,
                            "%s:%d: \\u0000 is not allowed (NUL characters cannot be stored)",
                            ps->name, ps->line);
                     return SF_ERR_MALFORMED;
@@ -253,7 +241,7 @@ static int parse_logical(pstate_t *ps, char *buf, char **keyp, char **valp) {
                     cp = 0xFFFFFFFF;
                 }
                 if (cp == 0xFFFFFFFF) {
-                    seterr(ps->errstr, ps->errstr_size,
+                    sf_errf(ps->errstr, ps->errstr_size,
                            "%s:%d: \\u escape is an unpaired UTF-16 surrogate", ps->name, ps->line);
                     return SF_ERR_MALFORMED;
                 }
@@ -290,7 +278,7 @@ static int parse_logical(pstate_t *ps, char *buf, char **keyp, char **valp) {
     }
     val[sig] = '\0';
     if (!*key) {
-        seterr(ps->errstr, ps->errstr_size, "%s:%d: empty key (a line may not start with '=' or ':')",
+        sf_errf(ps->errstr, ps->errstr_size, "%s:%d: empty key (a line may not start with '=' or ':')",
                ps->name, start_line);
         return SF_ERR_MALFORMED;
     }
@@ -324,7 +312,7 @@ int sf_props_parse(const char *text, size_t len, const char *name, sf_props_t **
             for (q = text; q < nul; q++)
                 if (*q == '\n' || (*q == '\r' && (q + 1 == nul || q[1] != '\n')))
                     line++;
-            seterr(errstr, errstr_size, "%s:%d: the file contains a NUL byte (not a text file?)",
+            sf_errf(errstr, errstr_size, "%s:%d: the file contains a NUL byte (not a text file?)",
                    props->name, line);
             rc = SF_ERR_MALFORMED;
             goto err;
@@ -374,7 +362,7 @@ int sf_props_parse(const char *text, size_t len, const char *name, sf_props_t **
 
 nomem:
     rc = SF_ERR_NOMEM;
-    seterr(errstr, errstr_size, "%s: out of memory", name ? name : "(properties)");
+    sf_errf(errstr, errstr_size, "%s: out of memory", name ? name : "(properties)");
 err:
     free(buf);
     sf_props_free(props);
@@ -390,21 +378,21 @@ int sf_props_load(const char *path, sf_props_t **out, char *errstr, size_t errst
     *out = NULL;
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        seterr(errstr, errstr_size, "%s: cannot open: %s", path, strerror(errno));
+        sf_errf(errstr, errstr_size, "%s: cannot open: %s", path, strerror(errno));
         return SF_ERR_IO;
     }
     if (fstat(fd, &st) < 0) {
-        seterr(errstr, errstr_size, "%s: cannot stat: %s", path, strerror(errno));
+        sf_errf(errstr, errstr_size, "%s: cannot stat: %s", path, strerror(errno));
         close(fd);
         return SF_ERR_IO;
     }
     if (S_ISDIR(st.st_mode)) {
-        seterr(errstr, errstr_size, "%s: is a directory, not a properties file", path);
+        sf_errf(errstr, errstr_size, "%s: is a directory, not a properties file", path);
         close(fd);
         return SF_ERR_IO;
     }
     if (st.st_size > SF_PROPS_MAX_FILE_SIZE) {
-        seterr(errstr, errstr_size, "%s: file too large (%lld bytes; at most %d)", path,
+        sf_errf(errstr, errstr_size, "%s: file too large (%lld bytes; at most %d)", path,
                (long long)st.st_size, SF_PROPS_MAX_FILE_SIZE);
         close(fd);
         return SF_ERR_TOOLARGE;
@@ -430,7 +418,7 @@ int sf_props_load(const char *path, sf_props_t **out, char *errstr, size_t errst
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            seterr(errstr, errstr_size, "%s: cannot read: %s", path, strerror(errno));
+            sf_errf(errstr, errstr_size, "%s: cannot read: %s", path, strerror(errno));
             free(text);
             close(fd);
             return SF_ERR_IO;
@@ -439,7 +427,7 @@ int sf_props_load(const char *path, sf_props_t **out, char *errstr, size_t errst
             break;
         len += (size_t)n;
         if (len > SF_PROPS_MAX_FILE_SIZE) {
-            seterr(errstr, errstr_size, "%s: file too large (more than %d bytes)", path,
+            sf_errf(errstr, errstr_size, "%s: file too large (more than %d bytes)", path,
                    SF_PROPS_MAX_FILE_SIZE);
             free(text);
             close(fd);
@@ -452,7 +440,7 @@ int sf_props_load(const char *path, sf_props_t **out, char *errstr, size_t errst
     return rc;
 
 nomem:
-    seterr(errstr, errstr_size, "%s: out of memory", path);
+    sf_errf(errstr, errstr_size, "%s: out of memory", path);
     free(text);
     close(fd);
     return SF_ERR_NOMEM;
