@@ -25,6 +25,8 @@
 #define METADATA_MAX_WAIT_MS 3000
 
 typedef struct fetch_wait fetch_wait_t;
+/* Appended-to logs remembered between two looks at the parked fetches. */
+#define FETCH_APPENDED_MAX 64
 typedef struct fetch_ctx fetch_ctx_t;
 typedef struct admin_op admin_op_t;
 typedef struct metadata_wait metadata_wait_t;
@@ -36,6 +38,12 @@ struct sf_handler {
     metadata_wait_t *metadata_waits; /* Metadata requests waiting for a controller */
     struct event *wake_ev; /* re-evaluates parked fetches after appends */
     int wake_pending;
+    /* Logs appended to since the parked fetches were last looked at: only the fetches that
+     * read one of them are evaluated again (all of them after an overflow). The pointers are
+     * compared, never followed. */
+    const sf_log_t *appended[FETCH_APPENDED_MAX];
+    int nappended;
+    int appended_overflow;
 };
 
 /* A Fetch request waiting for MinBytes or MaxWaitMs. */
@@ -45,6 +53,9 @@ struct fetch_wait {
     fetch_ctx_t *fc; /* in the request arena */
     struct event *timer;
     fetch_wait_t *prev, *next;
+    const sf_log_t **logs; /* the logs it reads (in the request arena) */
+    int nlogs;
+    int watch_all; /* a partition had no log here: look again after every append */
 };
 
 /* A Metadata request waiting for a controller. */
@@ -474,8 +485,20 @@ static void handle_Metadata(sf_handler_t *h, sf_req_t *req) {
  * Produce
  * ------------------------------------------------------------------------------------------ */
 
-static void wake_fetches(sf_handler_t *h) {
-    if (h->fetches && !h->wake_pending) {
+/* @log was appended to: look at the parked fetches that read it, once this loop pass ends. */
+static void wake_fetches(sf_handler_t *h, const sf_log_t *log) {
+    int i;
+    if (!h->fetches)
+        return;
+    for (i = 0; i < h->nappended && h->appended[i] != log; i++)
+        ;
+    if (i == h->nappended) {
+        if (h->nappended < FETCH_APPENDED_MAX)
+            h->appended[h->nappended++] = log;
+        else
+            h->appended_overflow = 1;
+    }
+    if (!h->wake_pending) {
         h->wake_pending = 1;
         event_active(h->wake_ev, 0, 0);
     }
@@ -488,7 +511,6 @@ static void handle_Produce(sf_handler_t *h, sf_req_t *req) {
     sf_proto_ProduceRequest_t preq;
     sf_proto_ProduceResponse_t resp;
     int64_t now = sf_clock_wall_ms();
-    int appended = 0;
     sf_wbuf_t wb;
     int rc, t, p;
 
@@ -558,14 +580,12 @@ static void handle_Produce(sf_handler_t *h, sf_req_t *req) {
                        sf_conn_peer(req->conn), topic, pp->Index, sf_err_str(rc));
                 continue;
             }
-            appended = 1;
+            wake_fetches(h, log);
             rp->BaseOffset = info.FirstOffset;
             rp->LogAppendTimeMs = info.LogAppendTime;
             rp->LogStartOffset = info.LogStartOffset;
         }
     }
-    if (appended)
-        wake_fetches(h);
     if (preq.Acks == 0) {
         sf_req_respond_none(req);
         return;
@@ -736,6 +756,18 @@ static void fetch_timeout_cb(evutil_socket_t fd, short what, void *arg) {
     fetch_wait_free(fw);
 }
 
+/* 1 if @fw reads a log appended to since the last look. */
+static int fetch_wait_touched(const sf_handler_t *h, const fetch_wait_t *fw) {
+    int i, j;
+    if (fw->watch_all || h->appended_overflow)
+        return 1;
+    for (i = 0; i < fw->nlogs; i++)
+        for (j = 0; j < h->nappended; j++)
+            if (fw->logs[i] == h->appended[j])
+                return 1;
+    return 0;
+}
+
 static void fetch_wake_cb(evutil_socket_t fd, short what, void *arg) {
     sf_handler_t *h = arg;
     fetch_wait_t *fw, *next;
@@ -744,9 +776,34 @@ static void fetch_wake_cb(evutil_socket_t fd, short what, void *arg) {
     h->wake_pending = 0;
     for (fw = h->fetches; fw; fw = next) {
         next = fw->next;
-        if (fetch_try(h, fw->req, fw->fc, 0))
+        if (fetch_wait_touched(h, fw) && fetch_try(h, fw->req, fw->fc, 0))
             fetch_wait_free(fw);
     }
+    h->nappended = 0;
+    h->appended_overflow = 0;
+}
+
+/* Note the logs @fw reads (a partition without one here makes it look after every append). */
+static void fetch_wait_watch(sf_handler_t *h, fetch_wait_t *fw, sf_req_t *req) {
+    const sf_proto_FetchRequest_t *freq = &fw->fc->freq;
+    int t, p, n = 0;
+    for (t = 0; t < freq->TopicsCount; t++)
+        n += freq->Topics[t].PartitionsCount;
+    fw->logs = sf_arena_calloc(&req->arena, (size_t)n + 1, sizeof(*fw->logs));
+    if (!fw->logs) {
+        fw->watch_all = 1;
+        return;
+    }
+    for (t = 0; t < freq->TopicsCount; t++)
+        for (p = 0; p < freq->Topics[t].PartitionsCount; p++) {
+            sf_kerr_t kerr;
+            const sf_log_t *log =
+                leader_log(h, fw->fc->topics[t], freq->Topics[t].Partitions[p].Partition, &kerr);
+            if (log)
+                fw->logs[fw->nlogs++] = log;
+            else
+                fw->watch_all = 1;
+        }
 }
 
 static void handle_Fetch(sf_handler_t *h, sf_req_t *req) {
@@ -780,6 +837,7 @@ static void handle_Fetch(sf_handler_t *h, sf_req_t *req) {
     fw->h = h;
     fw->req = req;
     fw->fc = fc;
+    fetch_wait_watch(h, fw, req);
     wait = freq.MaxWaitMs < FETCH_MAX_WAIT_MS ? freq.MaxWaitMs : FETCH_MAX_WAIT_MS;
     tv.tv_sec = wait / 1000;
     tv.tv_usec = (wait % 1000) * 1000;
