@@ -137,6 +137,19 @@ static void cluster_status_help(void) {
 /* At most this many problem partitions are listed in the table output. */
 #define STATUS_LIST_MAX 20
 
+/* Print the {topic, partition} entries of @arr as "  LABEL: TOPIC-PARTITION" lines while
+ * fewer than STATUS_LIST_MAX are listed (counted in *@listed). */
+static void status_list(const char *label, json_t *arr, size_t *listed) {
+    size_t i;
+
+    for (i = 0; i < json_array_size(arr) && *listed < STATUS_LIST_MAX; i++, (*listed)++) {
+        json_t *e = json_array_get(arr, i);
+
+        printf("  %s: %s-%d\n", label, json_string_value(json_object_get(e, "topic")),
+               (int)json_integer_value(json_object_get(e, "partition")));
+    }
+}
+
 static int cluster_status(sf_cli_t *cli, int argc, char **argv) {
     sf_cluster_info_t *info = NULL;
     size_t i, j, partitions = 0, offline = 0, under = 0, listed;
@@ -203,18 +216,9 @@ static int cluster_status(sf_cli_t *cli, int argc, char **argv) {
         printf("Partitions without a leader:  %zu\n", offline);
         printf("Under-replicated partitions:  %zu\n", under);
         free(idv);
-        for (listed = 0, i = 0; i < json_array_size(joffline) && listed < STATUS_LIST_MAX;
-             i++, listed++) {
-            json_t *e = json_array_get(joffline, i);
-            printf("  no leader: %s-%d\n", json_string_value(json_object_get(e, "topic")),
-                   (int)json_integer_value(json_object_get(e, "partition")));
-        }
-        for (i = 0; i < json_array_size(junder) && listed < STATUS_LIST_MAX; i++, listed++) {
-            json_t *e = json_array_get(junder, i);
-            printf("  under-replicated: %s-%d\n",
-                   json_string_value(json_object_get(e, "topic")),
-                   (int)json_integer_value(json_object_get(e, "partition")));
-        }
+        listed = 0;
+        status_list("no leader", joffline, &listed);
+        status_list("under-replicated", junder, &listed);
         if (offline + under > listed)
             printf("  ... %zu more (see 'streamflow topic describe --unavailable-partitions' "
                    "and '--under-replicated-partitions')\n",

@@ -363,6 +363,13 @@ done:
 
 /* ---- start positions -------------------------------------------------------------------- */
 
+/* The value of the two decimal digits at @p, or -1 when they are not two digits. */
+static int two_digits(const char *p) {
+    if (p[0] < '0' || p[0] > '9' || p[1] < '0' || p[1] > '9')
+        return -1;
+    return (p[0] - '0') * 10 + (p[1] - '0');
+}
+
 /* Parse --from-timestamp: milliseconds, or ISO 8601. Returns 0 or -1. */
 static int parse_timestamp(const char *s, int64_t *ms) {
     struct tm tm;
@@ -414,14 +421,15 @@ static int parse_timestamp(const char *s, int64_t *ms) {
         have_zone = 1;
         p++;
     } else if (*p == '+' || *p == '-') {
-        int sign = *p == '-' ? -1 : 1, hh, mm = 0, n = 0;
-        if (sscanf(p + 1, "%2d%n", &hh, &n) != 1 || n != 2)
+        /* +HH, +HHMM or +HH:MM: exactly two digits each, HH up to 23, MM up to 59. */
+        int sign = *p == '-' ? -1 : 1, hh, mm = 0;
+        if ((hh = two_digits(p + 1)) < 0 || hh > 23)
             return -1;
         p += 3;
-        if (*p == ':')
-            p++;
         if (*p) {
-            if (sscanf(p, "%2d%n", &mm, &n) != 1 || n != 2)
+            if (*p == ':')
+                p++;
+            if ((mm = two_digits(p)) < 0 || mm > 59)
                 return -1;
             p += 2;
         }

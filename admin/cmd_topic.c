@@ -50,6 +50,23 @@ static json_t *json_ids(const int32_t *ids, size_t n) {
     return a;
 }
 
+/* The one topic NAME operand left after the options (argv[optind]) of "topic @verb", or NULL
+ * after printing what is wrong; @usage is the rest of the command's synopsis. */
+static const char *topic_name_arg(const sf_cli_t *cli, int argc, char **argv, const char *verb,
+                                  const char *usage) {
+    if (optind >= argc) {
+        sf_cli_error(cli, "missing the topic name; usage: streamflow topic %s NAME %s", verb,
+                     usage);
+        return NULL;
+    }
+    if (argc - optind > 1) {
+        sf_cli_error(cli, "unexpected argument '%s': %s one topic at a time", argv[optind + 1],
+                     verb);
+        return NULL;
+    }
+    return argv[optind];
+}
+
 /* ------------------------------------------------------------------------------------------
  * create
  * ------------------------------------------------------------------------------------------ */
@@ -116,17 +133,10 @@ static int topic_create(sf_cli_t *cli, int argc, char **argv) {
             goto out;
         }
     }
-    if (optind >= argc) {
-        sf_cli_error(cli, "missing the topic name; usage: streamflow topic create NAME "
+    name = topic_name_arg(cli, argc, argv, "create",
                           "[--partitions N] [--replication-factor N] [--config KEY=VALUE]");
+    if (name == NULL)
         goto out;
-    }
-    if (argc - optind > 1) {
-        sf_cli_error(cli, "unexpected argument '%s': create one topic at a time",
-                     argv[optind + 1]);
-        goto out;
-    }
-    name = argv[optind];
     if ((a = sf_cli_admin(cli)) == NULL)
         goto out;
     rc = sf_admin_create_topic(a, name, (int32_t)partitions, (int16_t)rf, configs, nconfigs,
@@ -599,17 +609,10 @@ static int topic_alter(sf_cli_t *cli, int argc, char **argv) {
             goto out;
         }
     }
-    if (optind >= argc) {
-        sf_cli_error(cli, "missing the topic name; usage: streamflow topic alter NAME "
+    name = topic_name_arg(cli, argc, argv, "alter",
                           "[--partitions N] [--config KEY=VALUE] [--delete-config KEY]");
+    if (name == NULL)
         goto out;
-    }
-    if (argc - optind > 1) {
-        sf_cli_error(cli, "unexpected argument '%s': alter one topic at a time",
-                     argv[optind + 1]);
-        goto out;
-    }
-    name = argv[optind];
     if (partitions < 0 && nkvs == 0) {
         sf_cli_error(cli, "nothing to change: give --partitions, --config or --delete-config");
         goto out;

@@ -139,6 +139,13 @@ static int64_t topic_int(const sf_cluster_topic_t *topic, int id, int64_t dflt) 
     return x;
 }
 
+/* The same for an int32 setting: a value outside int32's range (ZooKeeper can hold anything)
+ * keeps the default rather than wrapping. */
+static int32_t topic_int32(const sf_cluster_topic_t *topic, int id, int32_t dflt) {
+    int64_t x = topic_int(topic, id, dflt);
+    return x < INT32_MIN || x > INT32_MAX ? dflt : (int32_t)x;
+}
+
 static void topic_log_config(const sf_broker_t *b, const sf_cluster_topic_t *topic,
                              sf_log_config_t *lc) {
     *lc = b->logcfg;
@@ -149,11 +156,11 @@ static void topic_log_config(const sf_broker_t *b, const sf_cluster_topic_t *top
     lc->retention_ms = topic_int(topic, TC_RETENTION_MS, lc->retention_ms);
     lc->retention_bytes = topic_int(topic, TC_RETENTION_BYTES, lc->retention_bytes);
     lc->max_message_bytes =
-        (int32_t)topic_int(topic, TC_MAX_MESSAGE_BYTES, lc->max_message_bytes);
+        topic_int32(topic, TC_MAX_MESSAGE_BYTES, lc->max_message_bytes);
     lc->flush_messages = topic_int(topic, TC_FLUSH_MESSAGES, lc->flush_messages);
     lc->flush_ms = topic_int(topic, TC_FLUSH_MS, lc->flush_ms);
     lc->index_interval_bytes =
-        (int32_t)topic_int(topic, TC_INDEX_INTERVAL, lc->index_interval_bytes);
+        topic_int32(topic, TC_INDEX_INTERVAL, lc->index_interval_bytes);
     lc->index_max_bytes = topic_int(topic, TC_SEGMENT_INDEX_BYTES, lc->index_max_bytes);
 }
 

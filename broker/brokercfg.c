@@ -306,18 +306,24 @@ static int parse_enum(ctx_t *c, const key_def_t *k, const sf_prop_t *pr, const c
     return fail(c, pr, "%s: \"%s\" is not a valid value (expected %s)", k->name, s, exp);
 }
 
-/* Split a comma list into trimmed items; @items gets pointers into @copy (malloc'd). Empty
+/* Split the comma list @s into trimmed items: *@copy gets a copy of @s and *@items pointers
+ * into it (both malloc'd, the caller frees them; nothing is left allocated on error). Empty
  * items are kept (as ""), so callers can reject them. */
-static int split_commas(char *copy, char ***items, size_t *n) {
+static int split_commas(const char *s, char **copy, char ***items, size_t *n) {
     size_t cap = 1, i = 0;
     char *p, **v;
-    for (p = copy; *p; p++)
+    if (!(*copy = strdup(s)))
+        return SF_ERR_NOMEM;
+    for (p = *copy; *p; p++)
         if (*p == ',')
             cap++;
     v = calloc(cap, sizeof(*v));
-    if (!v)
+    if (!v) {
+        free(*copy);
+        *copy = NULL;
         return SF_ERR_NOMEM;
-    p = copy;
+    }
+    p = *copy;
     for (;;) {
         char *comma = strchr(p, ','), *e;
         if (comma)
@@ -363,12 +369,8 @@ static int parse_dirs(ctx_t *c, const key_def_t *k, const sf_prop_t *pr, const c
     char ***fp = is_dirs ? &c->raw->cfg.log_dirs : &c->raw->log_dir;
     size_t *np = is_dirs ? &c->raw->cfg.nlog_dirs : &c->raw->nlog_dir;
 
-    if (!(copy = strdup(s)))
+    if (split_commas(s, &copy, &items, &n) != SF_OK)
         return nomem(c);
-    if (split_commas(copy, &items, &n) != SF_OK) {
-        free(copy);
-        return nomem(c);
-    }
     if (!(out = calloc(n, sizeof(*out)))) {
         rc = nomem(c);
         goto done;
@@ -489,12 +491,8 @@ static int parse_listeners(ctx_t *c, const key_def_t *k, const sf_prop_t *pr, co
     const char *example = "expected NAME://host:port with NAME PLAINTEXT or SSL, e.g. "
                           "PLAINTEXT://127.0.0.1:9092";
 
-    if (!(copy = strdup(s)))
+    if (split_commas(s, &copy, &items, &n) != SF_OK)
         return nomem(c);
-    if (split_commas(copy, &items, &n) != SF_OK) {
-        free(copy);
-        return nomem(c);
-    }
     if (!(out = calloc(n, sizeof(*out)))) {
         rc = nomem(c);
         goto done;
@@ -582,9 +580,7 @@ static int parse_zk(ctx_t *c, const key_def_t *k, const sf_prop_t *pr, const cha
     const char *exp = "expected host:port[,host:port...][/chroot]";
 
     hosts = slash ? strndup(s, (size_t)(slash - s)) : strdup(s);
-    if (!hosts || !(copy = strdup(hosts)))
-        goto oom;
-    if (split_commas(copy, &items, &n) != SF_OK)
+    if (!hosts || split_commas(hosts, &copy, &items, &n) != SF_OK)
         goto oom;
     for (i = 0; i < n; i++) {
         char *h = NULL;

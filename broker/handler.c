@@ -932,13 +932,14 @@ static void admin_respond(admin_op_t *op) {
     sf_req_t *req = op->req;
     int16_t ver = req->hdr.RequestApiVersion;
     sf_wbuf_t wb;
+    void *arr; /* the response array: on the heap, as the request arena may be used up */
     int i;
 
     sf_wbuf_init(&wb);
     if (op->kind == ADMIN_CREATE) {
         sf_proto_CreateTopicsResponse_t resp;
         memset(&resp, 0, sizeof(resp));
-        resp.Topics = sf_arena_calloc(&req->arena, (size_t)op->nitems + 1, sizeof(*resp.Topics));
+        resp.Topics = arr = calloc((size_t)op->nitems + 1, sizeof(*resp.Topics));
         for (i = 0; resp.Topics && i < op->nitems; i++) {
             resp.Topics[i].Name = sf_slice_cstr(op->items[i].topic ? op->items[i].topic : "");
             resp.Topics[i].ErrorCode = op->items[i].error;
@@ -949,7 +950,7 @@ static void admin_respond(admin_op_t *op) {
     } else if (op->kind == ADMIN_DELETE) {
         sf_proto_DeleteTopicsResponse_t resp;
         memset(&resp, 0, sizeof(resp));
-        resp.Responses = sf_arena_calloc(&req->arena, (size_t)op->nitems + 1, sizeof(*resp.Responses));
+        resp.Responses = arr = calloc((size_t)op->nitems + 1, sizeof(*resp.Responses));
         for (i = 0; resp.Responses && i < op->nitems; i++) {
             resp.Responses[i].Name = sf_slice_cstr(op->items[i].topic ? op->items[i].topic : "");
             resp.Responses[i].ErrorCode = op->items[i].error;
@@ -960,7 +961,7 @@ static void admin_respond(admin_op_t *op) {
         /* AlterConfigs and IncrementalAlterConfigs answer in the same layout. */
         sf_proto_AlterConfigsResponse_t resp;
         memset(&resp, 0, sizeof(resp));
-        resp.Responses = sf_arena_calloc(&req->arena, (size_t)op->nitems + 1, sizeof(*resp.Responses));
+        resp.Responses = arr = calloc((size_t)op->nitems + 1, sizeof(*resp.Responses));
         for (i = 0; resp.Responses && i < op->nitems; i++) {
             resp.Responses[i].ErrorCode = op->items[i].error;
             resp.Responses[i].ErrorMessage = sf_slice_cstr(op->items[i].message);
@@ -975,7 +976,7 @@ static void admin_respond(admin_op_t *op) {
     } else {
         sf_proto_CreatePartitionsResponse_t resp;
         memset(&resp, 0, sizeof(resp));
-        resp.Results = sf_arena_calloc(&req->arena, (size_t)op->nitems + 1, sizeof(*resp.Results));
+        resp.Results = arr = calloc((size_t)op->nitems + 1, sizeof(*resp.Results));
         for (i = 0; resp.Results && i < op->nitems; i++) {
             resp.Results[i].Name = sf_slice_cstr(op->items[i].topic ? op->items[i].topic : "");
             resp.Results[i].ErrorCode = op->items[i].error;
@@ -985,7 +986,13 @@ static void admin_respond(admin_op_t *op) {
         sf_proto_CreatePartitionsResponse_encode(&wb, ver, &resp);
     }
     /* The item names live in the request arena: respond before anything is freed. */
-    respond(req, &wb);
+    if (arr) {
+        respond(req, &wb);
+    } else {
+        sf_wbuf_free(&wb);
+        sf_req_close(req);
+    }
+    free(arr);
     op->req = NULL;
 }
 
@@ -1145,13 +1152,45 @@ static void admin_started(admin_item_t *it, int rc) {
     }
 }
 
-static int duplicate_name(admin_op_t *op, int i) {
-    int j;
-    for (j = 0; j < op->nitems; j++)
-        if (j != i && op->items[j].topic && op->items[i].topic &&
-            !strcmp(op->items[j].topic, op->items[i].topic))
-            return 1;
-    return 0;
+/* The name of item @idx of a request, for finding names given more than once: @tag (a
+ * resource type, or 0) and @name (a negative length never matches). */
+typedef struct dup_key {
+    int tag;
+    sf_slice_t name;
+    int idx;
+} dup_key_t;
+
+static int dup_key_cmp(const void *a, const void *b) {
+    const dup_key_t *x = a, *y = b;
+    int32_t n = x->name.len < y->name.len ? x->name.len : y->name.len;
+    int c = n > 0 ? memcmp(x->name.p, y->name.p, (size_t)n) : 0;
+    if (x->tag != y->tag)
+        return x->tag < y->tag ? -1 : 1;
+    if (c)
+        return c;
+    if (x->name.len != y->name.len)
+        return x->name.len < y->name.len ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Sort @keys (@n of them) to find the names given more than once, in n log n (a request can
+ * hold millions of items). Sets dup[idx] for each item whose name another item has too (@dup
+ * may be NULL). Returns the lowest index whose name appears at a lower one, or -1. Callers
+ * malloc @keys and @dup: the decoded request may have used up the request arena. */
+static int dup_find(dup_key_t *keys, int n, char *dup) {
+    int i, first = -1;
+    qsort(keys, (size_t)n, sizeof(*keys), dup_key_cmp);
+    for (i = 1; i < n; i++) {
+        const dup_key_t *x = &keys[i - 1], *y = &keys[i];
+        if (y->name.len < 0 || x->tag != y->tag || x->name.len != y->name.len ||
+            (y->name.len && memcmp(x->name.p, y->name.p, (size_t)y->name.len)))
+            continue;
+        if (dup)
+            dup[x->idx] = dup[y->idx] = 1;
+        if (first < 0 || y->idx < first)
+            first = y->idx;
+    }
+    return first;
 }
 
 static void handle_CreateTopics(sf_handler_t *h, sf_req_t *req) {
@@ -1160,6 +1199,8 @@ static void handle_CreateTopics(sf_handler_t *h, sf_req_t *req) {
     sf_cluster_t *cl = sf_broker_cluster(h->b);
     sf_proto_CreateTopicsRequest_t creq;
     admin_op_t *op;
+    dup_key_t *keys;
+    char *dup;
     int rc, i, j, k;
 
     rc = sf_proto_CreateTopicsRequest_decode(&req->body, req->hdr.RequestApiVersion, &req->arena,
@@ -1174,8 +1215,23 @@ static void handle_CreateTopics(sf_handler_t *h, sf_req_t *req) {
         return;
     }
     op->validate_only = creq.ValidateOnly;
-    for (i = 0; i < creq.TopicsCount; i++)
+    keys = calloc((size_t)creq.TopicsCount + 1, sizeof(*keys));
+    dup = calloc((size_t)creq.TopicsCount + 1, 1);
+    if (!keys || !dup) {
+        free(keys);
+        free(dup);
+        sf_req_close(req);
+        op->req = NULL;
+        admin_free(op);
+        return;
+    }
+    for (i = 0; i < creq.TopicsCount; i++) {
         op->items[i].topic = sf_slice_strdup(creq.Topics[i].Name);
+        keys[i].name = sf_slice_cstr(op->items[i].topic);
+        keys[i].idx = i;
+    }
+    dup_find(keys, creq.TopicsCount, dup);
+    free(keys);
     for (i = 0; i < creq.TopicsCount; i++) {
         sf_proto_CreateTopicsRequest_Topic_t *ct = &creq.Topics[i];
         admin_item_t *it = &op->items[i];
@@ -1183,6 +1239,7 @@ static void handle_CreateTopics(sf_handler_t *h, sf_req_t *req) {
         int16_t rf = ct->ReplicationFactor;
         int32_t *assignment = NULL;
         sf_cluster_config_entry_t *configs = NULL;
+        size_t z;
 
         it->op = op;
         if (!it->topic || !sf_cluster_topic_name_valid(it->topic)) {
@@ -1190,7 +1247,7 @@ static void handle_CreateTopics(sf_handler_t *h, sf_req_t *req) {
             it->message = "topic names are 1 to 249 characters of [a-zA-Z0-9._-], not . or ..";
             continue;
         }
-        if (duplicate_name(op, i)) {
+        if (dup[i]) {
             it->error = SF_KERR_INVALID_REQUEST;
             it->message = "the topic is named more than once in the request";
             continue;
@@ -1220,10 +1277,13 @@ static void handle_CreateTopics(sf_handler_t *h, sf_req_t *req) {
                 it->error = SF_KERR_UNKNOWN_SERVER_ERROR;
                 continue;
             }
+            /* -1: no replica list yet, so a partition given twice (and one left out) is seen. */
+            for (z = 0; z < (size_t)nparts * (size_t)(rf > 0 ? rf : 1); z++)
+                assignment[z] = -1;
             for (j = 0; j < nparts && it->error == SF_KERR_NONE; j++) {
                 const sf_proto_CreateTopicsRequest_Assignment_t *a = &ct->Assignments[j];
                 if (a->PartitionIndex < 0 || a->PartitionIndex >= nparts || a->BrokerIdsCount != rf ||
-                    rf <= 0) {
+                    rf <= 0 || assignment[(size_t)a->PartitionIndex * (size_t)rf] != -1) {
                     it->error = SF_KERR_INVALID_REPLICA_ASSIGNMENT;
                     it->message = "partitions must be numbered 0..n-1 with replica lists of one length";
                     break;
@@ -1288,6 +1348,7 @@ static void handle_CreateTopics(sf_handler_t *h, sf_req_t *req) {
                                                   ct->ConfigsCount > 0 ? ct->ConfigsCount : 0,
                                                   admin_done, it));
     }
+    free(dup);
     admin_check(op, 0);
 }
 
@@ -1649,19 +1710,10 @@ static char *list_edit(sf_req_t *req, const char *old, const char *arg, int subt
     return r;
 }
 
-/* One requested change, from either request. */
-typedef struct config_change {
-    sf_slice_t name;
-    int8_t op; /* SF_PROTO_CONFIG_OP_*; SET with a null value for AlterConfigs means unset */
-    sf_slice_t value;
-} config_change_t;
-
-typedef struct config_resource {
-    int8_t type;
-    sf_slice_t name;
-    config_change_t *changes;
-    int32_t nchanges;
-} config_resource_t;
+/* A resource to change, from either request: AlterConfigs' are rewritten as SET operations
+ * (where a null value means unset). */
+typedef sf_proto_IncrementalAlterConfigsRequest_Resource_t config_resource_t;
+typedef sf_proto_IncrementalAlterConfigsRequest_Config_t config_change_t;
 
 static int config_find(const sf_cluster_config_entry_t *cfgs, int n, const char *name) {
     int i;
@@ -1688,27 +1740,33 @@ static int config_topic_prepare(sf_handler_t *h, sf_req_t *req, admin_item_t *it
     sf_cluster_snapshot_t *snap = sf_broker_snapshot(h->b);
     const sf_cluster_topic_t *t;
     sf_cluster_config_entry_t *cfgs;
-    int n = 0, cap, j, k;
+    dup_key_t *keys;
+    int n = 0, cap, j;
 
-    it->topic = sf_slice_strdup(res->name);
+    it->topic = sf_slice_strdup(res->ResourceName);
     if (!it->topic)
         return config_fail(it, SF_KERR_UNKNOWN_SERVER_ERROR, NULL);
     t = snap && sf_cluster_topic_name_valid(it->topic) ? sf_cluster_snapshot_topic(snap, it->topic)
                                                        : NULL;
     if (!t)
         return config_fail(it, SF_KERR_UNKNOWN_TOPIC_OR_PARTITION, "the topic does not exist");
-    for (j = 0; j < res->nchanges; j++)
-        for (k = 0; k < j; k++)
-            if (res->changes[j].name.len == res->changes[k].name.len &&
-                !memcmp(res->changes[j].name.p, res->changes[k].name.p,
-                        (size_t)res->changes[j].name.len))
-                return config_fail(it, SF_KERR_INVALID_REQUEST,
-                                   arena_printf(req, "config %.*s is named more than once",
-                                                res->changes[j].name.len > 200 ? 200
-                                                : res->changes[j].name.len,
-                                                (const char *)res->changes[j].name.p));
+    keys = calloc((size_t)res->ConfigsCount + 1, sizeof(*keys));
+    if (!keys)
+        return config_fail(it, SF_KERR_UNKNOWN_SERVER_ERROR, NULL);
+    for (j = 0; j < res->ConfigsCount; j++) {
+        keys[j].name = res->Configs[j].Name;
+        keys[j].idx = j;
+    }
+    j = dup_find(keys, res->ConfigsCount, NULL);
+    free(keys);
+    if (j >= 0)
+        return config_fail(it, SF_KERR_INVALID_REQUEST,
+                           arena_printf(req, "config %.*s is named more than once",
+                                        res->Configs[j].Name.len > 200 ? 200
+                                                                       : res->Configs[j].Name.len,
+                                        (const char *)res->Configs[j].Name.p));
 
-    cap = (incremental ? t->nconfigs : 0) + res->nchanges;
+    cap = (incremental ? t->nconfigs : 0) + res->ConfigsCount;
     cfgs = calloc((size_t)cap + 1, sizeof(*cfgs));
     if (!cfgs)
         return config_fail(it, SF_KERR_UNKNOWN_SERVER_ERROR, NULL);
@@ -1723,23 +1781,23 @@ static int config_topic_prepare(sf_handler_t *h, sf_req_t *req, admin_item_t *it
             goto out;
         }
     }
-    for (j = 0; j < res->nchanges; j++) {
-        const config_change_t *ch = &res->changes[j];
-        char *name = arena_str(req, ch->name), *value = arena_str(req, ch->value);
+    for (j = 0; j < res->ConfigsCount; j++) {
+        const config_change_t *ch = &res->Configs[j];
+        char *name = arena_str(req, ch->Name), *value = arena_str(req, ch->Value);
         const char *newval = NULL;
         char why[160];
         int at;
-        if (!name || (ch->value.len >= 0 && !value)) {
+        if (!name || (ch->Value.len >= 0 && !value)) {
             config_fail(it, SF_KERR_UNKNOWN_SERVER_ERROR, NULL);
             goto out;
         }
-        if (strlen(name) != (size_t)ch->name.len || !sf_broker_topic_config_known(name)) {
+        if (strlen(name) != (size_t)ch->Name.len || !sf_broker_topic_config_known(name)) {
             config_fail(it, SF_KERR_INVALID_CONFIG,
                         arena_printf(req, "unknown topic config %.200s", name));
             goto out;
         }
         at = config_find(cfgs, n, name);
-        switch (ch->op) {
+        switch (ch->ConfigOperation) {
         case SF_PROTO_CONFIG_OP_SET:
             if (!value && incremental) {
                 config_fail(it, SF_KERR_INVALID_REQUEST,
@@ -1769,7 +1827,7 @@ static int config_topic_prepare(sf_handler_t *h, sf_req_t *req, admin_item_t *it
                 goto out;
             }
             /* Items to add must be valid ones (which also keeps the list short). */
-            if (ch->op == SF_PROTO_CONFIG_OP_APPEND &&
+            if (ch->ConfigOperation == SF_PROTO_CONFIG_OP_APPEND &&
                 !config_value_ok(name, value, why, sizeof(why))) {
                 config_fail(it, SF_KERR_INVALID_CONFIG,
                             arena_printf(req, "invalid value \"%.100s\" for %s: %s", value, name,
@@ -1784,7 +1842,9 @@ static int config_topic_prepare(sf_handler_t *h, sf_req_t *req, admin_item_t *it
                     if (!strcmp(dflt[d].name, name))
                         old = arena_str(req, sf_slice_cstr(dflt[d].value));
             }
-            newval = old ? list_edit(req, old, value, ch->op == SF_PROTO_CONFIG_OP_SUBTRACT) : NULL;
+            newval = old ? list_edit(req, old, value,
+                                     ch->ConfigOperation == SF_PROTO_CONFIG_OP_SUBTRACT)
+                         : NULL;
             if (!newval) {
                 config_fail(it, SF_KERR_UNKNOWN_SERVER_ERROR, NULL);
                 goto out;
@@ -1793,7 +1853,8 @@ static int config_topic_prepare(sf_handler_t *h, sf_req_t *req, admin_item_t *it
         }
         default:
             config_fail(it, SF_KERR_INVALID_REQUEST,
-                        arena_printf(req, "unknown config operation %d for %s", ch->op, name));
+                        arena_printf(req, "unknown config operation %d for %s",
+                                     ch->ConfigOperation, name));
             goto out;
         }
         if (newval && !config_value_ok(name, newval, why, sizeof(why))) {
@@ -1840,11 +1901,14 @@ out:
 static void alter_configs_run(sf_handler_t *h, sf_req_t *req, int incremental,
                               const config_resource_t *res, int32_t nres, bool validate_only) {
     sf_cluster_t *cl = sf_broker_cluster(h->b);
-    admin_op_t *op;
-    int i, j;
+    dup_key_t *keys = calloc((size_t)nres + 1, sizeof(*keys));
+    char *dup = calloc((size_t)nres + 1, 1);
+    admin_op_t *op = NULL;
+    int i;
 
-    op = admin_new(h, req, ADMIN_CONFIGS, nres, 0);
-    if (!op) {
+    if (!keys || !dup || !(op = admin_new(h, req, ADMIN_CONFIGS, nres, 0))) {
+        free(keys);
+        free(dup);
         sf_req_close(req);
         return;
     }
@@ -1852,29 +1916,32 @@ static void alter_configs_run(sf_handler_t *h, sf_req_t *req, int incremental,
     for (i = 0; i < nres; i++) {
         admin_item_t *it = &op->items[i];
         it->op = op;
-        it->resource_type = res[i].type;
-        it->resource_name = res[i].name;
+        it->resource_type = res[i].ResourceType;
+        it->resource_name = res[i].ResourceName;
+        keys[i].tag = res[i].ResourceType;
+        keys[i].name = res[i].ResourceName;
+        keys[i].idx = i;
     }
+    dup_find(keys, nres, dup);
+    free(keys);
     for (i = 0; i < nres; i++) {
         admin_item_t *it = &op->items[i];
-        for (j = 0; j < nres; j++)
-            if (j != i && res[j].type == res[i].type && res[j].name.len == res[i].name.len &&
-                !memcmp(res[j].name.p, res[i].name.p, (size_t)res[i].name.len))
-                config_fail(it, SF_KERR_INVALID_REQUEST,
-                            "the resource is named more than once in the request");
-        if (it->error != SF_KERR_NONE)
+        if (dup[i]) {
+            config_fail(it, SF_KERR_INVALID_REQUEST,
+                        "the resource is named more than once in the request");
             continue;
-        if (res[i].type == RESOURCE_BROKER) {
+        }
+        if (res[i].ResourceType == RESOURCE_BROKER) {
             /* Kafka's dynamic broker configs are not supported. */
             config_fail(it, SF_KERR_INVALID_REQUEST,
                         "broker configs are read-only; change streamflowd.conf");
             continue;
         }
-        if (res[i].type != RESOURCE_TOPIC) {
+        if (res[i].ResourceType != RESOURCE_TOPIC) {
             config_fail(it, SF_KERR_INVALID_REQUEST,
                         arena_printf(req, "resource type %d cannot be altered; only topics (2) "
                                           "can",
-                                     res[i].type));
+                                     res[i].ResourceType));
             continue;
         }
         if (!config_topic_prepare(h, req, it, &res[i], incremental) || validate_only)
@@ -1889,6 +1956,7 @@ static void alter_configs_run(sf_handler_t *h, sf_req_t *req, int incremental,
         admin_started(it, sf_cluster_topic_config_set(cl, it->topic, it->configs, it->nconfigs,
                                                       admin_done, it));
     }
+    free(dup);
     admin_check(op, 0);
 }
 
@@ -1903,22 +1971,23 @@ static void handle_AlterConfigs(sf_handler_t *h, sf_req_t *req) {
         reject_malformed(req, rc);
         return;
     }
+    /* As the incremental form: every given key SET, the rest removed (incremental = 0). */
     res = sf_arena_calloc(&req->arena, (size_t)areq.ResourcesCount + 1, sizeof(*res));
     if (!res)
         goto nomem;
     for (i = 0; i < areq.ResourcesCount; i++) {
         const sf_proto_AlterConfigsRequest_Resource_t *ar = &areq.Resources[i];
-        res[i].type = ar->ResourceType;
-        res[i].name = ar->ResourceName;
-        res[i].nchanges = ar->ConfigsCount;
-        res[i].changes = sf_arena_calloc(&req->arena, (size_t)ar->ConfigsCount + 1,
-                                         sizeof(*res[i].changes));
-        if (!res[i].changes)
+        res[i].ResourceType = ar->ResourceType;
+        res[i].ResourceName = ar->ResourceName;
+        res[i].ConfigsCount = ar->ConfigsCount;
+        res[i].Configs = sf_arena_calloc(&req->arena, (size_t)ar->ConfigsCount + 1,
+                                         sizeof(*res[i].Configs));
+        if (!res[i].Configs)
             goto nomem;
         for (j = 0; j < ar->ConfigsCount; j++) {
-            res[i].changes[j].name = ar->Configs[j].Name;
-            res[i].changes[j].op = SF_PROTO_CONFIG_OP_SET;
-            res[i].changes[j].value = ar->Configs[j].Value;
+            res[i].Configs[j].Name = ar->Configs[j].Name;
+            res[i].Configs[j].ConfigOperation = SF_PROTO_CONFIG_OP_SET;
+            res[i].Configs[j].Value = ar->Configs[j].Value;
         }
     }
     alter_configs_run(h, req, 0, res, areq.ResourcesCount, areq.ValidateOnly);
@@ -1929,8 +1998,7 @@ nomem:
 
 static void handle_IncrementalAlterConfigs(sf_handler_t *h, sf_req_t *req) {
     sf_proto_IncrementalAlterConfigsRequest_t ireq;
-    config_resource_t *res;
-    int rc, i, j;
+    int rc;
 
     rc = sf_proto_IncrementalAlterConfigsRequest_decode(&req->body, req->hdr.RequestApiVersion,
                                                         &req->arena, &ireq);
@@ -1938,28 +2006,7 @@ static void handle_IncrementalAlterConfigs(sf_handler_t *h, sf_req_t *req) {
         reject_malformed(req, rc);
         return;
     }
-    res = sf_arena_calloc(&req->arena, (size_t)ireq.ResourcesCount + 1, sizeof(*res));
-    if (!res)
-        goto nomem;
-    for (i = 0; i < ireq.ResourcesCount; i++) {
-        const sf_proto_IncrementalAlterConfigsRequest_Resource_t *ir = &ireq.Resources[i];
-        res[i].type = ir->ResourceType;
-        res[i].name = ir->ResourceName;
-        res[i].nchanges = ir->ConfigsCount;
-        res[i].changes = sf_arena_calloc(&req->arena, (size_t)ir->ConfigsCount + 1,
-                                         sizeof(*res[i].changes));
-        if (!res[i].changes)
-            goto nomem;
-        for (j = 0; j < ir->ConfigsCount; j++) {
-            res[i].changes[j].name = ir->Configs[j].Name;
-            res[i].changes[j].op = ir->Configs[j].ConfigOperation;
-            res[i].changes[j].value = ir->Configs[j].Value;
-        }
-    }
-    alter_configs_run(h, req, 1, res, ireq.ResourcesCount, ireq.ValidateOnly);
-    return;
-nomem:
-    sf_req_close(req);
+    alter_configs_run(h, req, 1, ireq.Resources, ireq.ResourcesCount, ireq.ValidateOnly);
 }
 
 /* ------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "err.h"
 #include "logging.h"
 
@@ -100,7 +101,7 @@ static int64_t segment_limit(const sf_log_t *log) {
     return lim;
 }
 
-static int fsync_dir(const char *path) {
+int sf_log_fsync_dir(const char *path) {
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int rc = SF_OK;
     if (fd < 0)
@@ -109,19 +110,6 @@ static int fsync_dir(const char *path) {
         rc = SF_ERR_IO;
     close(fd);
     return rc;
-}
-
-static int topic_valid(const char *topic) {
-    size_t i, n = strlen(topic);
-    if (n == 0 || n > 249 || !strcmp(topic, ".") || !strcmp(topic, ".."))
-        return 0;
-    for (i = 0; i < n; i++) {
-        char c = topic[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-'))
-            return 0;
-    }
-    return 1;
 }
 
 /* "<20 digits>.log" -> base offset. */
@@ -285,7 +273,7 @@ int sf_log_open(const char *dir, const char *topic, int32_t partition, const sf_
     int rc = SF_ERR_NOMEM;
 
     *logp = NULL;
-    if (!topic_valid(topic) || partition < 0)
+    if (!sf_cluster_topic_name_valid(topic) || partition < 0)
         return SF_ERR_INVALID;
     if ((size_t)snprintf(path, sizeof(path), "%s/%s-%d", dir, topic, (int)partition) >=
         sizeof(path))
@@ -321,8 +309,9 @@ int sf_log_open(const char *dir, const char *topic, int32_t partition, const sf_
             sf_segment_unref(seg);
             goto err;
         }
-        (void)fsync_dir(path);
-        (void)fsync_dir(dir);
+        /* The new directory entries are made durable by the next sf_log_flush (the
+         * directory's owner calls it off the event loop), not here. */
+        log->dir_unsynced = 1;
     }
     log->leo = active_seg(log)->next_offset;
     log->recovery_point = recovery_point < log->leo ? recovery_point : log->leo;
@@ -691,7 +680,6 @@ static int batch_find_timestamp(const sf_segment_t *seg, int64_t pos, size_t bsi
     sf_recbatch_iter_t it;
     sf_recbatch_record_t rec;
     uint8_t *buf;
-    size_t got = 0;
     int rc;
 
     if ((hdr->Attributes & SF_RECBATCH_ATTR_COMPRESSION_MASK) ||
@@ -705,15 +693,9 @@ static int batch_find_timestamp(const sf_segment_t *seg, int64_t pos, size_t bsi
     buf = malloc(bsize);
     if (!buf)
         return SF_ERR_NOMEM;
-    while (got < bsize) {
-        ssize_t r = pread(seg->fd, buf + got, bsize - got, (off_t)(pos + (int64_t)got));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            free(buf);
-            return SF_ERR_IO;
-        }
-        got += (size_t)r;
+    if (sf_segment_read(seg, pos, buf, bsize) != SF_OK) {
+        free(buf);
+        return SF_ERR_IO;
     }
     rc = sf_recbatch_iter_init(&it, buf, bsize);
     while (rc == SF_OK && (rc = sf_recbatch_iter_next(&it, &rec)) == SF_OK) {
@@ -828,7 +810,7 @@ int sf_log_flush(sf_log_t *log) {
     /* The slow part, outside the lock: appends go on meanwhile. */
     for (i = 0; i < n && rc == SF_OK; i++)
         rc = sf_segment_sync(v[i], idx[i]);
-    if (rc == SF_OK && dir_sync && fsync_dir(log->path) != SF_OK)
+    if (rc == SF_OK && dir_sync && sf_log_fsync_dir(log->path) != SF_OK)
         rc = SF_ERR_IO;
 
     pthread_mutex_lock(&log->mu);

@@ -49,7 +49,9 @@ typedef struct sf_log_append_info {
 /* Open (creating the directory <dir>/<topic>-<partition> if missing) the log of a partition.
  * Segments holding offsets at or after @recovery_point are re-validated batch by batch and a
  * torn or corrupt tail is truncated (pass 0 to recover everything, INT64_MAX when the last
- * shutdown was clean). Missing or inconsistent indexes are rebuilt.
+ * shutdown was clean). Missing or inconsistent indexes are rebuilt. Never fsyncs: the
+ * directory entries of a new log become durable with its first sf_log_flush, and the entry
+ * of its directory in @dir when the caller fsyncs @dir.
  * @cfg is copied; @dir and @topic are copied.
  * @return SF_OK and *@logp (owned by the caller: sf_log_close / sf_log_delete), or
  * SF_ERR_IO / SF_ERR_NOMEM / SF_ERR_INVALID (bad topic or partition). */
@@ -139,6 +141,9 @@ void sf_log_set_config(sf_log_t *log, const sf_log_config_t *cfg);
  * stay readable until released. The caller makes sure no sf_log_flush runs on @log
  * (sf_logdir_remove does). @return SF_OK or SF_ERR_IO (the log is freed anyway). */
 int sf_log_delete(sf_log_t *log);
+
+/* fsync the directory @path (making its entries durable). @return SF_OK or SF_ERR_IO. */
+int sf_log_fsync_dir(const char *path);
 
 /* The topic (owned by @log) and partition. */
 const char *sf_log_topic(const sf_log_t *log);

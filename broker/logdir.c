@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "cluster.h"
 #include "err.h"
 #include "logging.h"
 #include "props.h"
@@ -22,7 +24,8 @@
 typedef struct ld_entry {
     struct ld_entry *next; /* hash chain */
     sf_log_t *log;
-    int busy; /* the flusher is working on it (guarded by ld->mu) */
+    int busy;    /* the flusher is working on it (guarded by ld->mu) */
+    int created; /* new: its directory awaits the flusher's fsync (guarded by ld->mu) */
 } ld_entry_t;
 
 /* A recovery point read from the checkpoint file. */
@@ -47,23 +50,6 @@ struct sf_logdir {
     int64_t interval_ms;
     int ckpt_dirty; /* the set of logs changed since the last checkpoint */
 };
-
-static int64_t wall_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int fsync_dir(const char *path) {
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int rc = SF_OK;
-    if (fd < 0)
-        return SF_ERR_IO;
-    if (fsync(fd) < 0)
-        rc = SF_ERR_IO;
-    close(fd);
-    return rc;
-}
 
 /* ---- the table ---- */
 
@@ -104,14 +90,16 @@ static int table_grow(sf_logdir_t *ld) {
     return SF_OK;
 }
 
-/* Add @log (called with ld->mu held). */
-static int table_add(sf_logdir_t *ld, sf_log_t *log) {
+/* Add @log (called with ld->mu held); @created: a new log whose files the flusher makes
+ * durable. */
+static int table_add(sf_logdir_t *ld, sf_log_t *log, int created) {
     ld_entry_t *e = calloc(1, sizeof(*e)), **pp;
     if (!e)
         return SF_ERR_NOMEM;
     if (ld->count >= ld->nbuckets)
         (void)table_grow(ld); /* longer chains if it fails: still correct */
     e->log = log;
+    e->created = created;
     pp = entry_slot(ld, sf_log_topic(log), sf_log_partition(log));
     e->next = NULL;
     *pp = e;
@@ -121,21 +109,6 @@ static int table_add(sf_logdir_t *ld, sf_log_t *log) {
 }
 
 /* ---- names ---- */
-
-static int topic_char_ok(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '.' || c == '_' || c == '-';
-}
-
-static int topic_ok(const char *topic) {
-    size_t i, n = strlen(topic);
-    if (n == 0 || n > 249 || !strcmp(topic, ".") || !strcmp(topic, ".."))
-        return 0;
-    for (i = 0; i < n; i++)
-        if (!topic_char_ok(topic[i]))
-            return 0;
-    return 1;
-}
 
 /* "<topic>-<partition>", split at the last '-'. @topic gets a copy (size @tsize). */
 static int parse_partition_dir(const char *name, char *topic, size_t tsize, int32_t *partition) {
@@ -156,7 +129,7 @@ static int parse_partition_dir(const char *name, char *topic, size_t tsize, int3
         return 0;
     memcpy(topic, name, tlen);
     topic[tlen] = '\0';
-    if (!topic_ok(topic))
+    if (!sf_cluster_topic_name_valid(topic))
         return 0;
     *partition = (int32_t)v;
     return 1;
@@ -195,15 +168,36 @@ static void ckpt_free(ld_ckpt_t *v, size_t n) {
     free(v);
 }
 
+/* A decimal integer in [0, @max] after optional blanks, followed by a blank or, when @last,
+ * by nothing but white space; *@pp moves past it. */
+static int ckpt_num(const char **pp, long long max, int last, long long *out) {
+    const char *p = *pp + strspn(*pp, " \t");
+    char *end;
+    long long v;
+    if (*p < '0' || *p > '9')
+        return 0;
+    errno = 0;
+    v = strtoll(p, &end, 10);
+    if (errno || v > max)
+        return 0;
+    if (last ? end[strspn(end, " \t\r\n")] != '\0' : (*end != ' ' && *end != '\t'))
+        return 0;
+    *out = v;
+    *pp = end;
+    return 1;
+}
+
 /* Read "0\n<count>\n<topic> <partition> <offset>\n...". A missing file is an empty list; a
- * malformed one is reported and ignored (every log then recovers from its start). */
+ * malformed one is reported and ignored (every log then recovers from its start). Numbers
+ * out of range are malformed; the array grows with the lines actually read, not with the
+ * count the file claims. */
 static void ckpt_read(const char *dir, ld_ckpt_t **out, size_t *nout) {
-    char path[4200], line[512], topic[256];
+    char path[4200], line[512], *topic;
+    const char *p;
     FILE *f;
-    long long count, i, off;
-    int version, part;
+    long long version, count, i, part, off;
     ld_ckpt_t *v = NULL;
-    size_t n = 0;
+    size_t n = 0, cap = 0, tlen;
 
     *out = NULL;
     *nout = 0;
@@ -211,23 +205,32 @@ static void ckpt_read(const char *dir, ld_ckpt_t **out, size_t *nout) {
     f = fopen(path, "re");
     if (!f)
         return;
-    if (!fgets(line, sizeof(line), f) || sscanf(line, "%d", &version) != 1 || version != 0 ||
-        !fgets(line, sizeof(line), f) || sscanf(line, "%lld", &count) != 1 || count < 0 ||
-        count > 10000000)
-        goto bad;
-    v = calloc(count ? (size_t)count : 1, sizeof(*v));
-    if (!v)
+    if (!fgets(line, sizeof(line), f) || !(p = line, ckpt_num(&p, 0, 1, &version)) ||
+        !fgets(line, sizeof(line), f) || !(p = line, ckpt_num(&p, INT32_MAX, 1, &count)))
         goto bad;
     for (i = 0; i < count; i++) {
-        char extra;
-        if (!fgets(line, sizeof(line), f) ||
-            sscanf(line, "%255s %d %lld %c", topic, &part, &off, &extra) != 3 || part < 0 ||
-            off < 0 || !topic_ok(topic))
+        if (!fgets(line, sizeof(line), f))
             goto bad;
+        topic = line + strspn(line, " \t");
+        tlen = strcspn(topic, " \t\r\n");
+        p = topic + tlen;
+        if (!ckpt_num(&p, INT32_MAX, 0, &part) || !ckpt_num(&p, INT64_MAX - 1, 1, &off))
+            goto bad;
+        topic[tlen] = '\0';
+        if (!sf_cluster_topic_name_valid(topic))
+            goto bad;
+        if (n == cap) {
+            ld_ckpt_t *g;
+            cap = cap ? cap * 2 : 16;
+            g = realloc(v, cap * sizeof(*v));
+            if (!g)
+                goto bad;
+            v = g;
+        }
         v[n].topic = strdup(topic);
         if (!v[n].topic)
             goto bad;
-        v[n].partition = part;
+        v[n].partition = (int32_t)part;
         v[n].offset = off;
         n++;
     }
@@ -278,7 +281,7 @@ static int write_atomic(const char *dir, const char *name, const char *data, siz
     if (rc == SF_OK && rename(tmp, path) < 0)
         rc = SF_ERR_IO;
     if (rc == SF_OK)
-        rc = fsync_dir(dir);
+        rc = sf_log_fsync_dir(dir);
     if (rc != SF_OK) {
         sf_log(SF_LOG_ERR, "STORAGE", "cannot write %s: %s", path, strerror(errno));
         (void)unlink(tmp);
@@ -394,7 +397,7 @@ static int open_logs(sf_logdir_t *ld, const ld_ckpt_t *ckpt, size_t nckpt, char 
             break;
         }
         pthread_mutex_lock(&ld->mu);
-        rc = table_add(ld, log);
+        rc = table_add(ld, log, 0);
         pthread_mutex_unlock(&ld->mu);
         if (rc != SF_OK) {
             sf_log_close(log);
@@ -488,7 +491,7 @@ int sf_logdir_open(const char *path, const sf_log_config_t *defaults, sf_logdir_
     snprintf(file, sizeof(file), "%s/%s", path, SF_LOGDIR_CLEAN_MARKER);
     ld->was_clean = access(file, F_OK) == 0;
     if (ld->was_clean) {
-        if (unlink(file) < 0 || fsync_dir(path) != SF_OK) {
+        if (unlink(file) < 0 || sf_log_fsync_dir(path) != SF_OK) {
             sf_errf(errstr, errstr_size, "cannot remove the clean-shutdown marker %s: %s", file,
                    strerror(errno));
             rc = SF_ERR_IO;
@@ -579,7 +582,7 @@ int sf_logdir_create(sf_logdir_t *ld, const char *topic, int32_t partition,
 
     if (out)
         *out = NULL;
-    if (!topic_ok(topic) || partition < 0)
+    if (!sf_cluster_topic_name_valid(topic) || partition < 0)
         return SF_ERR_INVALID;
     log = sf_logdir_get(ld, topic, partition);
     if (log) {
@@ -591,9 +594,10 @@ int sf_logdir_create(sf_logdir_t *ld, const char *topic, int32_t partition,
     rc = sf_log_open(ld->path, topic, partition, cfg ? cfg : &ld->defaults, 0, &log);
     if (rc != SF_OK)
         return rc;
-    (void)fsync_dir(ld->path);
+    /* No fsync on the loop: the flusher flushes the new log (its directory) and then writes
+     * the checkpoint, which fsyncs this directory (the new entry) as well. */
     pthread_mutex_lock(&ld->mu);
-    rc = table_add(ld, log);
+    rc = table_add(ld, log, 1);
     pthread_mutex_unlock(&ld->mu);
     if (rc != SF_OK) {
         sf_log_close(log);
@@ -623,7 +627,8 @@ int sf_logdir_remove(sf_logdir_t *ld, const char *topic, int32_t partition) {
     ld->ckpt_dirty = 1;
     pthread_mutex_unlock(&ld->mu);
     rc = sf_log_delete(e->log);
-    (void)fsync_dir(ld->path);
+    /* The checkpoint the flusher writes next (ckpt_dirty) fsyncs this directory, making the
+     * removal durable off the loop. */
     free(e);
     return rc;
 }
@@ -682,7 +687,7 @@ static void *flusher_main(void *arg) {
             break;
 
         /* Pick the logs due, mark them busy so they are not removed under us. */
-        now_ms = wall_ms();
+        now_ms = sf_clock_wall_ms();
         if (cap < ld->count) {
             ld_entry_t **p = realloc(todo, ld->count * sizeof(*p));
             if (p) {
@@ -693,7 +698,9 @@ static void *flusher_main(void *arg) {
         for (i = 0; i < ld->nbuckets; i++) {
             ld_entry_t *e;
             for (e = ld->buckets[i]; e && n < cap; e = e->next) {
-                if (sf_log_needs_flush(e->log, now_ms)) {
+                if (e->created || sf_log_needs_flush(e->log, now_ms)) {
+                    /* A failed flush is retried: sf_log_needs_flush says so afterwards. */
+                    e->created = 0;
                     e->busy = 1;
                     todo[n++] = e;
                 }

@@ -45,13 +45,15 @@ int sf_logdir_check_broker_id(sf_logdir_t *ld, int32_t broker_id, char *errstr,
 /* The log of a partition, or NULL. Borrowed: valid until removed or the logdir is closed. */
 sf_log_t *sf_logdir_get(sf_logdir_t *ld, const char *topic, int32_t partition);
 
-/* Create (or return the existing) log of a partition. @cfg (NULL = the directory defaults) is
- * copied. *@out (@out may be NULL) is borrowed as for sf_logdir_get. @return SF_OK, SF_ERR_INVALID (topic name not
+/* Create (or return the existing) log of a partition, without fsyncing on the caller's
+ * thread: the flusher's next round (or sf_logdir_close) makes the new files durable. @cfg
+ * (NULL = the directory defaults) is copied. *@out (@out may be NULL) is borrowed as for sf_logdir_get. @return SF_OK, SF_ERR_INVALID (topic name not
  * [A-Za-z0-9._-]{1,249} or partition < 0), SF_ERR_IO, SF_ERR_NOMEM. */
 int sf_logdir_create(sf_logdir_t *ld, const char *topic, int32_t partition,
                      const sf_log_config_t *cfg, sf_log_t **out);
 
-/* Delete a partition's log and files. @return SF_OK, SF_ERR_NOTFOUND, SF_ERR_IO. */
+/* Delete a partition's log and files (the removal is made durable by the next checkpoint
+ * write, off the caller's thread). @return SF_OK, SF_ERR_NOTFOUND, SF_ERR_IO. */
 int sf_logdir_remove(sf_logdir_t *ld, const char *topic, int32_t partition);
 
 /* Number of logs. */

@@ -261,11 +261,14 @@ static void index_batch(sf_segment_t *seg, int64_t pos, const sf_segment_batch_t
 }
 
 /* Write the entries of @ix not yet in its file. The file always holds exactly ix->written
- * entries; written == 0 rewrites it from scratch. */
-static int idx_write(sf_segment_t *seg, sf_segment_index_t *ix) {
+ * entries; written == 0 rewrites it from scratch. @rewrite: start from scratch and write the
+ * file even when it gets no entries (after a rebuild). */
+static int idx_write(sf_segment_t *seg, sf_segment_index_t *ix, int rewrite) {
     char path[4200];
     int fd, rc;
-    if (!ix->loaded || ix->mapped || ix->written >= ix->n)
+    if (rewrite)
+        ix->written = 0;
+    if (!ix->loaded || ix->mapped || (ix->written >= ix->n && !rewrite))
         return SF_OK;
     ext_path(path, sizeof(path), seg, ix->ext);
     fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (ix->written == 0 ? O_TRUNC : 0), 0644);
@@ -273,9 +276,10 @@ static int idx_write(sf_segment_t *seg, sf_segment_index_t *ix) {
         sf_log(SF_LOG_ERR, "STORAGE", "cannot write %s: %s", path, strerror(errno));
         return SF_ERR_IO;
     }
-    rc = pwrite_all(fd, ix->data + ix->written * ix->entry_size,
-                    (ix->n - ix->written) * ix->entry_size,
-                    (int64_t)(ix->written * ix->entry_size));
+    rc = ix->n == ix->written ? SF_OK
+                              : pwrite_all(fd, ix->data + ix->written * ix->entry_size,
+                                           (ix->n - ix->written) * ix->entry_size,
+                                           (int64_t)(ix->written * ix->entry_size));
     if (rc == SF_OK && ix->written == 0 && ftruncate(fd, (off_t)(ix->n * ix->entry_size)) < 0)
         rc = SF_ERR_IO;
     if (rc != SF_OK)
@@ -288,27 +292,9 @@ static int idx_write(sf_segment_t *seg, sf_segment_index_t *ix) {
     return rc;
 }
 
-/* Rewrite an index file as empty (after a rebuild found no entries). */
-static int idx_write_all(sf_segment_t *seg, sf_segment_index_t *ix) {
-    char path[4200];
-    int fd;
-    ix->written = 0;
-    if (ix->n > 0)
-        return idx_write(seg, ix);
-    ext_path(path, sizeof(path), seg, ix->ext);
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        sf_log(SF_LOG_ERR, "STORAGE", "cannot write %s: %s", path, strerror(errno));
-        return SF_ERR_IO;
-    }
-    close(fd);
-    seg->index_unsynced = 1;
-    return SF_OK;
-}
-
 int sf_segment_write_indexes(sf_segment_t *seg) {
-    int rc = idx_write(seg, &seg->oidx);
-    int rc2 = idx_write(seg, &seg->tidx);
+    int rc = idx_write(seg, &seg->oidx, 0);
+    int rc2 = idx_write(seg, &seg->tidx, 0);
     return rc != SF_OK ? rc : rc2;
 }
 
@@ -389,9 +375,12 @@ static int scan_batches(sf_segment_t *seg, int64_t pos, int full, int64_t min_of
             break;
         if (hdr.Magic != 2 || (int64_t)bsize > seg->size - pos)
             break; /* garbage or a torn batch */
+        /* Offsets in order and indexable; BaseOffset comes from the file, so compare
+         * without adding to it (expect >= base_offset >= 0: the subtraction cannot wrap). */
         if (hdr.BaseOffset < expect || hdr.LastOffsetDelta < 0 ||
-            hdr.BaseOffset + hdr.LastOffsetDelta - seg->base_offset > INT32_MAX)
-            break; /* offsets out of order or not indexable */
+            hdr.BaseOffset - seg->base_offset > (int64_t)INT32_MAX - hdr.LastOffsetDelta ||
+            hdr.BaseOffset > INT64_MAX - 1 - hdr.LastOffsetDelta)
+            break;
         if (full) {
             p = scan_get(&sc, pos, bsize, &rc);
             if (!p)
@@ -477,8 +466,8 @@ static int rebuild(sf_segment_t *seg, int full, int64_t min_offset, int32_t inde
     }
     if (truncated)
         *truncated = before - seg->size;
-    rc = idx_write_all(seg, &seg->oidx);
-    rc2 = idx_write_all(seg, &seg->tidx);
+    rc = idx_write(seg, &seg->oidx, 1);
+    rc2 = idx_write(seg, &seg->tidx, 1);
     if (seg->size > 0 && seg->roll_base_ms < 0)
         seg->roll_base_ms = file_mtime_ms(seg->fd);
     return rc != SF_OK ? rc : rc2;
@@ -491,8 +480,17 @@ int sf_segment_recover(sf_segment_t *seg, int64_t min_offset, int32_t index_inte
     return rebuild(seg, 1, min_offset, index_interval, truncated, 1);
 }
 
+/* Whether an index file of @bytes can belong to @seg: whole entries, and no more of them
+ * than the .log has batches (each offset entry points at a different batch start; the time
+ * index has at most one entry more). A longer file is never read in. */
+static int idx_size_ok(const sf_segment_t *seg, const sf_segment_index_t *ix, int64_t bytes) {
+    int64_t entries = bytes / (int64_t)ix->entry_size;
+    return bytes >= 0 && bytes % (int64_t)ix->entry_size == 0 &&
+           entries <= seg->size / SF_RECBATCH_HEADER_SIZE + 1;
+}
+
 /* Map (or read, @heap) an index file. Returns SF_OK, SF_ERR_CORRUPT when the file is missing
- * or its size is not a whole number of entries, SF_ERR_IO / SF_ERR_NOMEM. */
+ * or its size does not fit (idx_size_ok), SF_ERR_IO / SF_ERR_NOMEM. */
 static int idx_load(sf_segment_t *seg, sf_segment_index_t *ix, int heap) {
     char path[4200];
     struct stat st;
@@ -509,7 +507,7 @@ static int idx_load(sf_segment_t *seg, sf_segment_index_t *ix, int heap) {
         return SF_ERR_IO;
     }
     bytes = (size_t)st.st_size;
-    if (bytes % ix->entry_size != 0) {
+    if (!idx_size_ok(seg, ix, st.st_size)) {
         close(fd);
         return SF_ERR_CORRUPT;
     }
@@ -581,14 +579,14 @@ int sf_segment_index_ensure(sf_segment_t *seg, int32_t index_interval) {
     return rc;
 }
 
-/* SF_OK when the index file exists and holds whole entries, SF_ERR_CORRUPT when not. */
+/* SF_OK when the index file exists and its size fits (idx_size_ok), SF_ERR_CORRUPT when not. */
 static int idx_check_size(const sf_segment_t *seg, const sf_segment_index_t *ix) {
     char path[4200];
     struct stat st;
     ext_path(path, sizeof(path), seg, ix->ext);
     if (stat(path, &st) < 0)
         return errno == ENOENT ? SF_ERR_CORRUPT : SF_ERR_IO;
-    return (size_t)st.st_size % ix->entry_size == 0 ? SF_OK : SF_ERR_CORRUPT;
+    return idx_size_ok(seg, ix, st.st_size) ? SF_OK : SF_ERR_CORRUPT;
 }
 
 /* Take the largest timestamp of a sealed segment from the time index's last entry. */
@@ -616,7 +614,7 @@ static int tidx_read_last(sf_segment_t *seg) {
         }
     }
     close(fd);
-    return rc == SF_ERR_IO ? SF_ERR_IO : rc;
+    return rc;
 }
 
 int sf_segment_load(sf_segment_t *seg, int active, int32_t index_interval) {
@@ -733,6 +731,10 @@ void sf_segment_preallocate(sf_segment_t *seg, int64_t upto) {
 }
 
 /* ---- lookups ---- */
+
+int sf_segment_read(const sf_segment_t *seg, int64_t pos, uint8_t *buf, size_t len) {
+    return pread_all(seg->fd, buf, len, pos);
+}
 
 int64_t sf_segment_index_lookup(const sf_segment_t *seg, int64_t offset) {
     const sf_segment_index_t *ix = &seg->oidx;
@@ -945,6 +947,5 @@ int sf_segment_unlink(sf_segment_t *seg) {
             rc = SF_ERR_IO;
         }
     }
-    seg->deleted = 1;
     return rc;
 }

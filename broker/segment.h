@@ -48,7 +48,6 @@ typedef struct sf_segment {
     int64_t bytes_since_index;  /* bytes appended since the last index entry */
     int sealed;                 /* no more appends (a newer segment exists) */
     int index_unsynced;         /* index bytes written to the files but not fsynced */
-    int deleted;                /* files unlinked (retention, deletion, recovery) */
     int64_t prealloc_end;       /* disk blocks are reserved up to here (sf_segment_preallocate) */
     int prealloc_off;           /* the file system does not take (or gain from) reservations */
     sf_segment_index_t oidx;    /* offset index */
@@ -131,6 +130,10 @@ int sf_segment_scan(const sf_segment_t *seg, int64_t pos, int64_t end_pos, int64
  * with *@run_end where the walk stopped. */
 int sf_segment_extent(const sf_segment_t *seg, int64_t pos, int64_t end_pos, int64_t max_end,
                       int64_t max_offset, int64_t *run_end);
+
+/* Read exactly @len bytes of the .log at @pos into @buf. Lock-free (read below a size
+ * snapshot). @return SF_OK, SF_ERR_CORRUPT (the file ends first) or SF_ERR_IO. */
+int sf_segment_read(const sf_segment_t *seg, int64_t pos, uint8_t *buf, size_t len);
 
 /* Write index entries not yet in the files (page cache only). @return SF_OK or SF_ERR_IO. */
 int sf_segment_write_indexes(sf_segment_t *seg);

@@ -845,9 +845,12 @@ done:
     return rc;
 }
 
-/* Common end of every answer: free the request, write what can be written, reap. */
+/* Common end of every answer: free the request, write what can be written, reap. An answer
+ * is activity: a connection whose request waited longer than the idle time (a long-poll
+ * fetch) is not closed just after its answer, before the client could send the next one. */
 static void req_finish(sf_req_t *req) {
     sf_conn_t *conn = req->conn;
+    conn_touch(conn);
     sf_arena_reset(&req->arena);
     free(req);
     conn->nreqs--;

@@ -144,13 +144,14 @@ typedef struct admin_topic_op {
     char *ErrorMessage;     /* malloc'd, NULL if none */
 } admin_topic_op_t;
 
-/* Send a request for one topic to the controller, again after a metadata refresh while the
- * answer is NOT_CONTROLLER, until @timeout_ms has passed. Returns the transport error or the
- * topic's error as a library code; @errstr receives the broker's message. */
-static int admin_controller_call(sf_admin_t *a, int16_t api_key, int16_t max_version,
-                                 sf_client_encode_fn enc, sf_client_decode_fn dec,
-                                 admin_topic_op_t *op, int timeout_ms, char *errstr,
-                                 size_t errstr_size) {
+/* Send a request for one topic to @target and return the transport error or the topic's
+ * error as a library code; @errstr receives the broker's message. For the controller
+ * (SF_CLIENT_CONTROLLER) the request is sent again after a metadata refresh while the answer
+ * is NOT_CONTROLLER, until @timeout_ms has passed. Frees op->ErrorMessage before returning. */
+static int admin_topic_call(sf_admin_t *a, int32_t target, int16_t api_key, int16_t max_version,
+                            sf_client_encode_fn enc, sf_client_decode_fn dec,
+                            admin_topic_op_t *op, int timeout_ms, char *errstr,
+                            size_t errstr_size) {
     int64_t deadline;
     int rc, remaining, backoff;
 
@@ -162,18 +163,22 @@ static int admin_controller_call(sf_admin_t *a, int16_t api_key, int16_t max_ver
         backoff = 100;
     for (;;) {
         remaining = (int)(deadline - sf_clock_mono_ms());
-        if (remaining <= 0)
-            return SF_ERROR_TIMED_OUT;
+        if (remaining <= 0) {
+            rc = SF_ERROR_TIMED_OUT;
+            break;
+        }
         free(op->ErrorMessage);
         op->ErrorMessage = NULL;
         op->ErrorCode = 0;
         op->timeout_ms = remaining;
-        rc = sf_client_call(a->cl, SF_CLIENT_CONTROLLER, api_key, max_version, enc, dec, op,
-                            remaining);
+        rc = sf_client_call(a->cl, target, api_key, max_version, enc, dec, op, remaining);
         if (rc != SF_OK)
-            return rc;
-        if (op->ErrorCode != SF_KERR_NOT_CONTROLLER)
             break;
+        if (target != SF_CLIENT_CONTROLLER || op->ErrorCode != SF_KERR_NOT_CONTROLLER) {
+            admin_errstr(errstr, errstr_size, op->ErrorMessage);
+            rc = sf_client_kerr(op->ErrorCode);
+            break;
+        }
         /* The controller moved since the last metadata: learn the new one and try again. */
         sf_client_lock(a->cl);
         sf_client_metadata_stale(a->cl);
@@ -181,9 +186,25 @@ static int admin_controller_call(sf_admin_t *a, int16_t api_key, int16_t max_ver
         remaining = (int)(deadline - sf_clock_mono_ms());
         admin_sleep_ms(backoff < remaining ? backoff : remaining);
     }
-    admin_errstr(errstr, errstr_size, op->ErrorMessage);
-    return sf_client_kerr(op->ErrorCode);
+    free(op->ErrorMessage);
+    op->ErrorMessage = NULL;
+    return rc;
 }
+
+/* Decode the response body @body of message @Msg (sf_proto_@Msg_decode) into @resp with an
+ * arena of its own, then evaluate @then (an int: SF_OK or an error) while the arena holds
+ * what @resp points to. Yields SF_OK or a library error. */
+#define ADMIN_DECODE(Msg, body, version, resp, then)                                           \
+    ({                                                                                         \
+        sf_arena_t _arena;                                                                     \
+        int _rc;                                                                               \
+        sf_arena_init(&_arena, 0);                                                             \
+        _rc = admin_decoded(sf_proto_##Msg##_decode((body), (version), &_arena, &(resp)));     \
+        if (_rc == SF_OK)                                                                      \
+            _rc = (then);                                                                      \
+        sf_arena_reset(&_arena);                                                               \
+        _rc;                                                                                   \
+    })
 
 /* The index of the element of @arr (@n of them) whose slice @field equals @topic, or -1. */
 #define ADMIN_FIND(arr, n, field, topic)                                                       \
@@ -359,15 +380,9 @@ err:
 static int admin_metadata_decode(sf_rbuf_t *body, int16_t version, void *arg) {
     admin_describe_t *d = arg;
     sf_proto_MetadataResponse_t resp;
-    sf_arena_t arena;
-    int rc;
 
-    sf_arena_init(&arena, 0);
-    rc = admin_decoded(sf_proto_MetadataResponse_decode(body, version, &arena, &resp));
-    if (rc == SF_OK)
-        rc = admin_metadata_copy(&resp, &d->info);
-    sf_arena_reset(&arena);
-    return rc;
+    return ADMIN_DECODE(MetadataResponse, body, version, resp,
+                        admin_metadata_copy(&resp, &d->info));
 }
 
 int sf_admin_describe_cluster(sf_admin_t *a, const char *const *topics, size_t topic_count,
@@ -463,15 +478,9 @@ static int admin_create_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
 static int admin_create_decode(sf_rbuf_t *body, int16_t version, void *arg) {
     admin_topic_op_t *op = arg;
     sf_proto_CreateTopicsResponse_t resp;
-    sf_arena_t arena;
-    int rc;
 
-    sf_arena_init(&arena, 0);
-    rc = admin_decoded(sf_proto_CreateTopicsResponse_decode(body, version, &arena, &resp));
-    if (rc == SF_OK)
-        rc = ADMIN_TOPIC_RESULT(op, resp.Topics, resp.TopicsCount);
-    sf_arena_reset(&arena);
-    return rc;
+    return ADMIN_DECODE(CreateTopicsResponse, body, version, resp,
+                        ADMIN_TOPIC_RESULT(op, resp.Topics, resp.TopicsCount));
 }
 
 int sf_admin_create_topic(sf_admin_t *a, const char *topic, int32_t partitions,
@@ -497,11 +506,9 @@ int sf_admin_create_topic(sf_admin_t *a, const char *topic, int32_t partitions,
     op.replication = replication_factor;
     op.configs = configs;
     op.config_count = config_count;
-    rc = admin_controller_call(a, SF_PROTO_API_CreateTopics, ADMIN_CREATETOPICS_MAX,
-                               admin_create_encode, admin_create_decode, &op, timeout_ms, errstr,
-                               errstr_size);
-    free(op.ErrorMessage);
-    return rc;
+    return admin_topic_call(a, SF_CLIENT_CONTROLLER, SF_PROTO_API_CreateTopics,
+                            ADMIN_CREATETOPICS_MAX, admin_create_encode, admin_create_decode, &op,
+                            timeout_ms, errstr, errstr_size);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -523,39 +530,29 @@ static int admin_delete_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
 static int admin_delete_decode(sf_rbuf_t *body, int16_t version, void *arg) {
     admin_topic_op_t *op = arg;
     sf_proto_DeleteTopicsResponse_t resp;
-    sf_arena_t arena;
-    int32_t i;
-    int rc;
 
-    sf_arena_init(&arena, 0);
-    rc = admin_decoded(sf_proto_DeleteTopicsResponse_decode(body, version, &arena, &resp));
-    if (rc == SF_OK) {
-        /* DeleteTopics answers have no ErrorMessage. */
-        i = ADMIN_FIND(resp.Responses, resp.ResponsesCount, Name, op->topic);
-        if (i < 0)
-            rc = SF_ERROR_MALFORMED;
-        else
-            op->ErrorCode = resp.Responses[i].ErrorCode;
-    }
-    sf_arena_reset(&arena);
-    return rc;
+    /* DeleteTopics answers have no ErrorMessage. */
+    return ADMIN_DECODE(DeleteTopicsResponse, body, version, resp, ({
+                            int32_t i = ADMIN_FIND(resp.Responses, resp.ResponsesCount, Name,
+                                                   op->topic);
+                            if (i >= 0)
+                                op->ErrorCode = resp.Responses[i].ErrorCode;
+                            i < 0 ? SF_ERROR_MALFORMED : SF_OK;
+                        }));
 }
 
 int sf_admin_delete_topic(sf_admin_t *a, const char *topic, int timeout_ms, char *errstr,
                           size_t errstr_size) {
     admin_topic_op_t op;
-    int rc;
 
     admin_errstr(errstr, errstr_size, NULL);
     if (a == NULL || topic == NULL || *topic == '\0')
         return SF_ERROR_INVALID;
     memset(&op, 0, sizeof op);
     op.topic = topic;
-    rc = admin_controller_call(a, SF_PROTO_API_DeleteTopics, ADMIN_DELETETOPICS_MAX,
-                               admin_delete_encode, admin_delete_decode, &op, timeout_ms, errstr,
-                               errstr_size);
-    free(op.ErrorMessage);
-    return rc;
+    return admin_topic_call(a, SF_CLIENT_CONTROLLER, SF_PROTO_API_DeleteTopics,
+                            ADMIN_DELETETOPICS_MAX, admin_delete_encode, admin_delete_decode, &op,
+                            timeout_ms, errstr, errstr_size);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -583,21 +580,14 @@ static int admin_partitions_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
 static int admin_partitions_decode(sf_rbuf_t *body, int16_t version, void *arg) {
     admin_topic_op_t *op = arg;
     sf_proto_CreatePartitionsResponse_t resp;
-    sf_arena_t arena;
-    int rc;
 
-    sf_arena_init(&arena, 0);
-    rc = admin_decoded(sf_proto_CreatePartitionsResponse_decode(body, version, &arena, &resp));
-    if (rc == SF_OK)
-        rc = ADMIN_TOPIC_RESULT(op, resp.Results, resp.ResultsCount);
-    sf_arena_reset(&arena);
-    return rc;
+    return ADMIN_DECODE(CreatePartitionsResponse, body, version, resp,
+                        ADMIN_TOPIC_RESULT(op, resp.Results, resp.ResultsCount));
 }
 
 int sf_admin_create_partitions(sf_admin_t *a, const char *topic, int32_t total_count,
                                int timeout_ms, char *errstr, size_t errstr_size) {
     admin_topic_op_t op;
-    int rc;
 
     admin_errstr(errstr, errstr_size, NULL);
     if (a == NULL || topic == NULL || *topic == '\0' || total_count <= 0) {
@@ -607,11 +597,9 @@ int sf_admin_create_partitions(sf_admin_t *a, const char *topic, int32_t total_c
     memset(&op, 0, sizeof op);
     op.topic = topic;
     op.count = total_count;
-    rc = admin_controller_call(a, SF_PROTO_API_CreatePartitions, ADMIN_CREATEPARTITIONS_MAX,
-                               admin_partitions_encode, admin_partitions_decode, &op, timeout_ms,
-                               errstr, errstr_size);
-    free(op.ErrorMessage);
-    return rc;
+    return admin_topic_call(a, SF_CLIENT_CONTROLLER, SF_PROTO_API_CreatePartitions,
+                            ADMIN_CREATEPARTITIONS_MAX, admin_partitions_encode,
+                            admin_partitions_decode, &op, timeout_ms, errstr, errstr_size);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -679,27 +667,30 @@ static int admin_configs_copy(admin_configs_t *c, int16_t version,
     return SF_OK;
 }
 
+/* The index of the element of @arr (@n of them) with ResourceType @type and ResourceName
+ * @name, or -1. */
+#define ADMIN_FIND_RESOURCE(arr, n, type, name)                                                \
+    ({                                                                                         \
+        int32_t _r, _hit = -1;                                                                 \
+        for (_r = 0; _r < (n); _r++)                                                           \
+            if ((arr)[_r].ResourceType == (type) &&                                           \
+                sf_slice_eq((arr)[_r].ResourceName, (name))) {                                 \
+                _hit = _r;                                                                     \
+                break;                                                                         \
+            }                                                                                  \
+        _hit;                                                                                  \
+    })
+
 static int admin_configs_decode(sf_rbuf_t *body, int16_t version, void *arg) {
     admin_configs_t *c = arg;
     sf_proto_DescribeConfigsResponse_t resp;
-    sf_arena_t arena;
-    int32_t i;
-    int rc;
 
-    sf_arena_init(&arena, 0);
-    rc = admin_decoded(sf_proto_DescribeConfigsResponse_decode(body, version, &arena, &resp));
-    if (rc == SF_OK) {
-        rc = SF_ERROR_MALFORMED;
-        for (i = 0; i < resp.ResultsCount; i++) {
-            if (resp.Results[i].ResourceType == c->type &&
-                sf_slice_eq(resp.Results[i].ResourceName, c->name)) {
-                rc = admin_configs_copy(c, version, &resp.Results[i]);
-                break;
-            }
-        }
-    }
-    sf_arena_reset(&arena);
-    return rc;
+    return ADMIN_DECODE(DescribeConfigsResponse, body, version, resp, ({
+                            int32_t i = ADMIN_FIND_RESOURCE(resp.Results, resp.ResultsCount,
+                                                            c->type, c->name);
+                            i < 0 ? SF_ERROR_MALFORMED
+                                  : admin_configs_copy(c, version, &resp.Results[i]);
+                        }));
 }
 
 int sf_admin_describe_configs(sf_admin_t *a, const char *topic, int broker, int timeout_ms,
@@ -799,26 +790,14 @@ static int admin_alter_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
 static int admin_alter_decode(sf_rbuf_t *body, int16_t version, void *arg) {
     admin_topic_op_t *op = arg;
     sf_proto_IncrementalAlterConfigsResponse_t resp;
-    sf_arena_t arena;
-    int32_t i;
-    int rc;
 
-    sf_arena_init(&arena, 0);
-    rc = admin_decoded(
-        sf_proto_IncrementalAlterConfigsResponse_decode(body, version, &arena, &resp));
-    if (rc == SF_OK) {
-        rc = SF_ERROR_MALFORMED;
-        for (i = 0; i < resp.ResponsesCount; i++) {
-            if (resp.Responses[i].ResourceType == ADMIN_RESOURCE_TOPIC &&
-                sf_slice_eq(resp.Responses[i].ResourceName, op->topic)) {
-                rc = admin_topic_result(op, resp.Responses[i].ErrorCode,
-                                        resp.Responses[i].ErrorMessage);
-                break;
-            }
-        }
-    }
-    sf_arena_reset(&arena);
-    return rc;
+    return ADMIN_DECODE(IncrementalAlterConfigsResponse, body, version, resp, ({
+                            int32_t i = ADMIN_FIND_RESOURCE(resp.Responses, resp.ResponsesCount,
+                                                            ADMIN_RESOURCE_TOPIC, op->topic);
+                            i < 0 ? SF_ERROR_MALFORMED
+                                  : admin_topic_result(op, resp.Responses[i].ErrorCode,
+                                                       resp.Responses[i].ErrorMessage);
+                        }));
 }
 
 int sf_admin_alter_configs(sf_admin_t *a, const char *topic, const sf_config_kv_t *kvs,
@@ -839,13 +818,7 @@ int sf_admin_alter_configs(sf_admin_t *a, const char *topic, const sf_config_kv_
     op.configs = kvs;
     op.config_count = count;
     /* Topic configs live in ZooKeeper: any broker can change them. */
-    rc = sf_client_call(a->cl, SF_CLIENT_ANY_BROKER, SF_PROTO_API_IncrementalAlterConfigs,
-                        ADMIN_INCALTERCONFIGS_MAX, admin_alter_encode, admin_alter_decode, &op,
-                        admin_timeout(a, timeout_ms));
-    if (rc == SF_OK) {
-        admin_errstr(errstr, errstr_size, op.ErrorMessage);
-        rc = sf_client_kerr(op.ErrorCode);
-    }
-    free(op.ErrorMessage);
-    return rc;
+    return admin_topic_call(a, SF_CLIENT_ANY_BROKER, SF_PROTO_API_IncrementalAlterConfigs,
+                            ADMIN_INCALTERCONFIGS_MAX, admin_alter_encode, admin_alter_decode,
+                            &op, timeout_ms, errstr, errstr_size);
 }

@@ -305,7 +305,7 @@ static void wake_cb(evutil_socket_t fd, short what, void *arg) {
 static void tick_cb(evutil_socket_t fd, short what, void *arg) {
     sf_client_t *cl = arg;
     int64_t now = sf_clock_mono_ms();
-    sf_creq_queue_t keep = {0}, expired = {0};
+    sf_creq_queue_t expired = {0};
     sf_creq_t *req;
     int i;
     (void)fd;
@@ -316,9 +316,7 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg) {
     for (i = 0; i < cl->nconns; i++)
         if (!cl->conns[i]->dead)
             sf_conn_tick(cl->conns[i], now);
-    while ((req = sf_creq_queue_pop(&cl->pending)))
-        sf_creq_queue_push(req->deadline_ms <= now ? &expired : &keep, req);
-    cl->pending = keep;
+    sf_creq_queue_take_expired(&cl->pending, now, &expired);
     while ((req = sf_creq_queue_pop(&expired)))
         sf_creq_finish(cl, req, SF_ERROR_TIMED_OUT, req->target, NULL);
     reap_conns(cl);

@@ -178,8 +178,8 @@ void sf_client_log(sf_client_t *cl, int level, const char *fmt, ...)
 
 /* --- error mapping --- */
 
-/* A Kafka wire error code as a library error (0 -> 0, -1 -> SF_ERROR_UNKNOWN_SERVER, other
- * codes unchanged). */
+/* A Kafka wire error code as a library error (0 -> 0, any negative code ->
+ * SF_ERROR_UNKNOWN_SERVER, positive codes unchanged). */
 int sf_client_kerr(int16_t kerr);
 
 #endif

@@ -79,6 +79,24 @@ void sf_creq_queue_append(sf_creq_queue_t *to, sf_creq_queue_t *from) {
     from->n = 0;
 }
 
+int sf_creq_queue_take_expired(sf_creq_queue_t *q, int64_t now, sf_creq_queue_t *expired) {
+    sf_creq_t **link = &q->head, *req;
+    int n = 0;
+    q->tail = NULL;
+    while ((req = *link)) {
+        if (req->deadline_ms > now) {
+            q->tail = req;
+            link = &req->next;
+            continue;
+        }
+        *link = req->next;
+        q->n--;
+        sf_creq_queue_push(expired, req);
+        n++;
+    }
+    return n;
+}
+
 void sf_creq_finish(sf_client_t *cl, sf_creq_t *req, int err, int32_t broker_id,
                     sf_rbuf_t *body) {
     req->cb(cl, err, broker_id, req->version, err ? NULL : body, req->arg);
@@ -203,7 +221,7 @@ static int conn_backoff_ms(sf_conn_t *conn) {
     const sf_clientconf_t *cc = conn->cl->conf;
     int64_t b = cc->reconnect_backoff_ms > 0 ? cc->reconnect_backoff_ms : 0;
     int i, jitter;
-    for (i = 1; i < conn->failures && b < cc->reconnect_backoff_max_ms; i++)
+    for (i = 1; i < conn->failures && b > 0 && b < cc->reconnect_backoff_max_ms; i++)
         b *= 2;
     if (b > cc->reconnect_backoff_max_ms)
         b = cc->reconnect_backoff_max_ms;
@@ -918,7 +936,7 @@ out:
  * ------------------------------------------------------------------------------------------ */
 
 void sf_conn_tick(sf_conn_t *conn, int64_t now) {
-    sf_creq_queue_t keep = {0}, expired = {0};
+    sf_creq_queue_t expired = {0};
     sf_creq_t *req;
     int unsent_err;
 
@@ -932,18 +950,12 @@ void sf_conn_tick(sf_conn_t *conn, int64_t now) {
     /* Never sent: report why the connection could not be made when it is telling. */
     unsent_err = conn->last_err == SF_ERROR_TLS || conn->last_err == SF_ERROR_RESOLVE
                      ? conn->last_err : SF_ERROR_TIMED_OUT;
-    while ((req = sf_creq_queue_pop(&conn->sendq)))
-        sf_creq_queue_push(req->deadline_ms <= now ? &expired : &keep, req);
-    conn->sendq = keep;
+    sf_creq_queue_take_expired(&conn->sendq, now, &expired);
     while ((req = sf_creq_queue_pop(&expired)))
         sf_creq_finish(conn->cl, req, unsent_err, conn->id, NULL);
 
     /* In flight: the broker is stuck or the response is lost; Kafka closes the connection. */
-    memset(&keep, 0, sizeof(keep));
-    while ((req = sf_creq_queue_pop(&conn->waitq)))
-        sf_creq_queue_push(req->deadline_ms <= now ? &expired : &keep, req);
-    conn->waitq = keep;
-    if (expired.n > 0) {
+    if (sf_creq_queue_take_expired(&conn->waitq, now, &expired) > 0) {
         unsigned gen = conn->gen;
         int n = expired.n;
         while ((req = sf_creq_queue_pop(&expired)))

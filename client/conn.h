@@ -52,6 +52,9 @@ void sf_creq_queue_push(sf_creq_queue_t *q, sf_creq_t *req);
 sf_creq_t *sf_creq_queue_pop(sf_creq_queue_t *q);
 /* Move every request of @from to the end of @to. */
 void sf_creq_queue_append(sf_creq_queue_t *to, sf_creq_queue_t *from);
+/* Move the requests of @q whose deadline is <= @now to the end of @expired, keeping the
+ * order of both. Returns how many moved. */
+int sf_creq_queue_take_expired(sf_creq_queue_t *q, int64_t now, sf_creq_queue_t *expired);
 
 /* Run a request's callback once (lock held, I/O thread) and free it. */
 void sf_creq_finish(sf_client_t *cl, sf_creq_t *req, int err, int32_t broker_id,

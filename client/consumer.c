@@ -432,7 +432,10 @@ static int parser_records(parser_t *ps, const sf_recbatch_hdr_t *hdr, uint8_t *p
         m->msg.topic = chunk->topic;
         m->msg.partition = ps->partition;
         m->msg.offset = offset;
-        m->msg.timestamp = log_append ? hdr->MaxTimestamp : hdr->BaseTimestamp + ts_delta;
+        /* Wrapping (not undefined) when the wire's values overflow. */
+        m->msg.timestamp = log_append ? hdr->MaxTimestamp
+                                      : (int64_t)((uint64_t)hdr->BaseTimestamp +
+                                                  (uint64_t)ts_delta);
         m->msg.timestamp_type = log_append;
         m->msg.key = key;
         m->msg.key_len = key_len < 0 ? 0 : (size_t)key_len;
@@ -503,7 +506,10 @@ int sf_consumer_parse_records(sf_consumer_pool_t *pool, const char *topic, int32
             out->partial_size = len - pos < SF_RECBATCH_HEADER_SIZE ? len - pos : size;
             break;
         }
-        if (rc != SF_OK) {
+        /* A BaseOffset no log can hold is malformed; the check keeps
+         * sf_recbatch_next_offset from overflowing. */
+        if (rc != SF_OK || hdr.BaseOffset < 0 ||
+            hdr.BaseOffset > INT64_MAX - 1 - (hdr.LastOffsetDelta > 0 ? hdr.LastOffsetDelta : 0)) {
             scan_err = SF_ERROR_MALFORMED;
             break;
         }
@@ -511,7 +517,8 @@ int sf_consumer_parse_records(sf_consumer_pool_t *pool, const char *topic, int32
             (hdr.Attributes & SF_RECBATCH_ATTR_CONTROL))
             continue;
         /* Room for the messages: the records an uncompressed batch can hold, a compressed
-         * one's count up to a 16:1 ratio (the array grows past that). */
+         * one's count up to a 16:1 ratio and what @max_decompressed can hold (the array grows
+         * past that). */
         if (!(hdr.Attributes & SF_RECBATCH_ATTR_COMPRESSION_MASK)) {
             copy_len += size - SF_RECBATCH_HEADER_SIZE;
             nmsgs += (size_t)hdr.RecordCount <= (size - SF_RECBATCH_HEADER_SIZE) / MIN_RECORD_SIZE
@@ -519,6 +526,8 @@ int sf_consumer_parse_records(sf_consumer_pool_t *pool, const char *topic, int32
                          : (size - SF_RECBATCH_HEADER_SIZE) / MIN_RECORD_SIZE;
         } else {
             size_t most = (size - SF_RECBATCH_HEADER_SIZE) * 16 / MIN_RECORD_SIZE + 1;
+            if (most > max_decompressed / MIN_RECORD_SIZE)
+                most = max_decompressed / MIN_RECORD_SIZE;
             nmsgs += hdr.RecordCount < 0 ? 0
                      : (size_t)hdr.RecordCount < most ? (size_t)hdr.RecordCount : most;
         }
@@ -549,7 +558,7 @@ int sf_consumer_parse_records(sf_consumer_pool_t *pool, const char *topic, int32
             out->err = SF_ERROR_CORRUPT;
             break;
         }
-        if (hdr.LastOffsetDelta < 0 || hdr.RecordCount > hdr.LastOffsetDelta + 1) {
+        if (hdr.LastOffsetDelta < 0 || hdr.RecordCount > (int64_t)hdr.LastOffsetDelta + 1) {
             out->err = SF_ERROR_MALFORMED;
             break;
         }
@@ -1527,6 +1536,24 @@ static int64_t deadline_of(int timeout_ms) {
     return timeout_ms < 0 ? -1 : sf_clock_mono_ms() + timeout_ms;
 }
 
+int sf_consumer_ms_left(int64_t deadline) {
+    int64_t now;
+    if (deadline < 0)
+        return -1;
+    now = sf_clock_mono_ms();
+    return (int)(deadline > now ? deadline - now : 1);
+}
+
+int sf_consumer_metadata_backoff(sf_client_t *cl, int64_t backoff_ms, int64_t deadline) {
+    int64_t until = sf_clock_mono_ms() + backoff_ms;
+    sf_client_metadata_stale(cl);
+    if (deadline >= 0 && until > deadline)
+        until = deadline;
+    while (sf_client_wait(cl, until) != SF_ERROR_TIMED_OUT)
+        ;
+    return deadline >= 0 && sf_clock_mono_ms() >= deadline ? SF_ERROR_TIMED_OUT : SF_OK;
+}
+
 /* Wait (lock held) until @part's position is resolved. */
 static int part_wait_resolved(sf_consumer_t *c, cpart_t *part, int64_t deadline) {
     int rc = SF_OK;
@@ -1614,18 +1641,9 @@ static int leader_wait(sf_consumer_t *c, const char *topic, int32_t partition, i
             rc = SF_KERR_UNKNOWN_TOPIC_OR_PARTITION;
             break;
         }
-        sf_client_metadata_stale(cl);
-        {
-            int64_t until = sf_clock_mono_ms() + part_backoff_ms(cl, retries++);
-            if (deadline >= 0 && until > deadline)
-                until = deadline;
-            while (sf_client_wait(cl, until) != SF_ERROR_TIMED_OUT)
-                ;
-        }
-        if (deadline >= 0 && sf_clock_mono_ms() >= deadline) {
-            rc = SF_ERROR_TIMED_OUT;
+        if ((rc = sf_consumer_metadata_backoff(cl, part_backoff_ms(cl, retries++), deadline)) !=
+            SF_OK)
             break;
-        }
     }
     sf_client_unlock(cl);
     return rc;
@@ -1638,7 +1656,6 @@ static int list_offset(sf_consumer_t *c, const char *topic, int32_t partition, i
     for (;;) {
         lo_req_t lo;
         int32_t leader = -1;
-        int64_t now;
         int rc = leader_wait(c, topic, partition, deadline, &leader);
         if (rc != SF_OK)
             return rc;
@@ -1647,9 +1664,8 @@ static int list_offset(sf_consumer_t *c, const char *topic, int32_t partition, i
         lo.topic = topic;
         lo.partition = partition;
         lo.timestamp = timestamp;
-        now = sf_clock_mono_ms();
         rc = sf_client_call(c->cl, leader, SF_PROTO_API_ListOffsets, 5, lo_encode, lo_decode,
-                            &lo, deadline < 0 ? -1 : (int)(deadline > now ? deadline - now : 1));
+                            &lo, sf_consumer_ms_left(deadline));
         if (rc == SF_OK && lo.kerr)
             rc = sf_client_kerr(lo.kerr);
         if (rc == SF_OK) {

@@ -85,4 +85,13 @@ void sf_consumer_chunk_drop(sf_consumer_chunk_t *chunk);
 /* The client core under @c (for reqrep.c: metadata and admin calls). */
 sf_client_t *sf_consumer_client(sf_consumer_t *c);
 
+/* The milliseconds from now until @deadline (sf_clock_mono_ms time), at least 1, as a
+ * timeout argument; -1 when @deadline is -1 (none). */
+int sf_consumer_ms_left(int64_t deadline);
+
+/* Mark the metadata stale and wait (application thread, lock held) @backoff_ms for it, no
+ * longer than until @deadline (-1: none). Returns SF_ERROR_TIMED_OUT once @deadline has
+ * passed, else SF_OK. */
+int sf_consumer_metadata_backoff(sf_client_t *cl, int64_t backoff_ms, int64_t deadline);
+
 #endif

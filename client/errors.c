@@ -175,5 +175,6 @@ int sf_error_retriable(int err) {
 }
 
 int sf_client_kerr(int16_t kerr) {
-    return kerr == -1 ? SF_ERROR_UNKNOWN_SERVER : (int)kerr;
+    /* Kafka's only negative code is -1; any other from the wire must not pass for one of ours. */
+    return kerr < 0 ? SF_ERROR_UNKNOWN_SERVER : (int)kerr;
 }

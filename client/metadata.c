@@ -228,9 +228,17 @@ static int md_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
     return rc;
 }
 
-static int broker_cmp(const void *a, const void *b) {
-    const sf_client_broker_t *x = a, *y = b;
-    return x->id < y->id ? -1 : x->id > y->id;
+/* A usable broker of a response: its id and where it is in the response. */
+typedef struct md_bref {
+    int32_t id, at;
+} md_bref_t;
+
+/* By id, then by position (so that the first listing of an id comes first). */
+static int bref_cmp(const void *a, const void *b) {
+    const md_bref_t *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
 }
 
 static sf_client_topic_t *topic_build(const sf_proto_MetadataResponse_Topic_t *mt) {
@@ -257,6 +265,11 @@ static sf_client_topic_t *topic_build(const sf_proto_MetadataResponse_Topic_t *m
         if (mp->PartitionIndex < 0 || mp->PartitionIndex >= count)
             continue; /* ids are 0..count-1; anything else is not addressable */
         p = &t->partitions[mp->PartitionIndex];
+        /* A partition listed twice: the last listing wins (without leaking the first). */
+        free(p->replicas);
+        free(p->isr);
+        p->replicas = p->isr = NULL;
+        p->replica_count = p->isr_count = 0;
         p->leader = mp->LeaderId;
         p->leader_epoch = mp->LeaderEpoch;
         p->err = mp->ErrorCode;
@@ -279,24 +292,55 @@ err:
     return NULL;
 }
 
-static int topic_upsert(sf_md_t *md, sf_client_topic_t *t) {
-    int found, i = topic_index(md, t->name, &found);
-    if (found) {
-        topic_free(md->topics[i]);
-        md->topics[i] = t;
+/* A topic of a response and where it is in the response. */
+typedef struct md_tref {
+    sf_client_topic_t *t;
+    int32_t at;
+} md_tref_t;
+
+/* By name, then by position (so that the last listing of a name comes last). */
+static int tref_cmp(const void *a, const void *b) {
+    const md_tref_t *x = a, *y = b;
+    int c = strcmp(x->t->name, y->t->name);
+    if (c != 0)
+        return c;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Put the @n topics of @refs (taken over) into the cache, replacing cached ones of the same
+ * name; of a name listed twice the last listing wins. Sorted and merged, not inserted one by
+ * one: the count comes from the wire. */
+static int topics_merge(sf_md_t *md, md_tref_t *refs, int n) {
+    sf_client_topic_t **all;
+    int i, j = 0, k = 0, m = 0;
+    if (n > 1)
+        qsort(refs, (size_t)n, sizeof(*refs), tref_cmp);
+    for (i = 0; i < n; i++) {
+        if (i + 1 < n && strcmp(refs[i].t->name, refs[i + 1].t->name) == 0)
+            topic_free(refs[i].t);
+        else
+            refs[m++] = refs[i];
+    }
+    if (m == 0)
         return SF_OK;
+    if (!(all = malloc(((size_t)md->ntopics + (size_t)m) * sizeof(*all)))) {
+        for (i = 0; i < m; i++)
+            topic_free(refs[i].t);
+        return SF_ERR_NOMEM;
     }
-    if (md->ntopics == md->captopics) {
-        int cap = md->captopics ? md->captopics * 2 : 16;
-        sf_client_topic_t **nt = realloc(md->topics, (size_t)cap * sizeof(*nt));
-        if (!nt)
-            return SF_ERR_NOMEM;
-        md->topics = nt;
-        md->captopics = cap;
+    for (i = 0; i < md->ntopics || j < m;) {
+        int c = i == md->ntopics ? 1 : j == m ? -1 : strcmp(md->topics[i]->name, refs[j].t->name);
+        if (c < 0) {
+            all[k++] = md->topics[i++];
+        } else {
+            if (c == 0)
+                topic_free(md->topics[i++]);
+            all[k++] = refs[j++].t;
+        }
     }
-    memmove(&md->topics[i + 1], &md->topics[i], (size_t)(md->ntopics - i) * sizeof(*md->topics));
-    md->topics[i] = t;
-    md->ntopics++;
+    free(md->topics);
+    md->topics = all;
+    md->ntopics = k;
     return SF_OK;
 }
 
@@ -364,18 +408,31 @@ static void md_apply(sf_client_t *cl, const sf_proto_MetadataResponse_t *resp, c
     int k = 0, transient = 0;
     int64_t now = sf_clock_mono_ms();
 
-    if (resp->BrokersCount > 0 && !(nb = calloc((size_t)resp->BrokersCount, sizeof(*nb)))) {
+    md_bref_t *refs = NULL;
+    int nrefs = 0, j;
+
+    /* The usable brokers sorted by id, the first listing of an id kept (sorting, not a
+     * pairwise search: the count comes from the wire). */
+    if (resp->BrokersCount > 0 &&
+        (!(refs = malloc((size_t)resp->BrokersCount * sizeof(*refs))) ||
+         !(nb = calloc((size_t)resp->BrokersCount, sizeof(*nb))))) {
+        free(refs);
         sf_client_log(cl, SF_LOG_LEVEL_ERR, "out of memory for metadata");
         return;
     }
     for (i = 0; i < resp->BrokersCount; i++) {
         const sf_proto_MetadataResponse_Broker_t *mb = &resp->Brokers[i];
-        int j, dup = 0;
         if (mb->NodeId < 0 || mb->Host.len <= 0 || mb->Port <= 0 || mb->Port > 65535)
             continue;
-        for (j = 0; j < k; j++)
-            dup |= nb[j].id == mb->NodeId;
-        if (dup)
+        refs[nrefs].id = mb->NodeId;
+        refs[nrefs].at = i;
+        nrefs++;
+    }
+    if (nrefs > 1)
+        qsort(refs, (size_t)nrefs, sizeof(*refs), bref_cmp);
+    for (j = 0; j < nrefs; j++) {
+        const sf_proto_MetadataResponse_Broker_t *mb = &resp->Brokers[refs[j].at];
+        if (k > 0 && nb[k - 1].id == mb->NodeId)
             continue;
         nb[k].id = mb->NodeId;
         nb[k].port = mb->Port;
@@ -383,14 +440,15 @@ static void md_apply(sf_client_t *cl, const sf_proto_MetadataResponse_t *resp, c
         nb[k].rack = mb->Rack.len >= 0 ? sf_slice_strdup(mb->Rack) : NULL;
         if (!nb[k].host || (mb->Rack.len >= 0 && !nb[k].rack)) {
             brokers_free(nb, k + 1);
+            free(refs);
             sf_client_log(cl, SF_LOG_LEVEL_ERR, "out of memory for metadata");
             return;
         }
         k++;
     }
+    free(refs);
     if (k > 0) {
         /* An empty broker list (a broker cut off from the cluster) keeps the known one. */
-        qsort(nb, (size_t)k, sizeof(*nb), broker_cmp);
         brokers_free(md->brokers, md->nbrokers);
         md->brokers = nb;
         md->nbrokers = k;
@@ -400,14 +458,23 @@ static void md_apply(sf_client_t *cl, const sf_proto_MetadataResponse_t *resp, c
     md->controller = resp->ControllerId;
     free(md->cluster_id);
     md->cluster_id = resp->ClusterId.len >= 0 ? sf_slice_strdup(resp->ClusterId) : NULL;
-    for (i = 0; i < resp->TopicsCount; i++) {
-        sf_client_topic_t *t;
-        if (resp->Topics[i].Name.len <= 0)
-            continue;
-        if (!(t = topic_build(&resp->Topics[i])) || topic_upsert(md, t) != SF_OK) {
-            topic_free(t);
-            sf_client_log(cl, SF_LOG_LEVEL_ERR, "out of memory for metadata");
+    if (resp->TopicsCount > 0) {
+        md_tref_t *trefs = malloc((size_t)resp->TopicsCount * sizeof(*trefs));
+        int ntrefs = 0, oom = !trefs;
+        for (i = 0; trefs && i < resp->TopicsCount; i++) {
+            if (resp->Topics[i].Name.len <= 0)
+                continue;
+            if (!(trefs[ntrefs].t = topic_build(&resp->Topics[i]))) {
+                oom = 1;
+                continue;
+            }
+            trefs[ntrefs++].at = i;
         }
+        if (trefs && topics_merge(md, trefs, ntrefs) != SF_OK)
+            oom = 1;
+        free(trefs);
+        if (oom)
+            sf_client_log(cl, SF_LOG_LEVEL_ERR, "out of memory for metadata");
     }
     md->ever = 1;
     md->seq++;

@@ -19,7 +19,7 @@ typedef struct sf_md {
     int32_t controller;
     char *cluster_id;
     sf_client_topic_t **topics; /* sorted by name; owned */
-    int ntopics, captopics;
+    int ntopics;
 
     sf_md_follow_t *follow;
     int nfollow, capfollow;

@@ -130,7 +130,6 @@ static int topic_ensure(sf_consumer_t *c, const char *topic, int64_t deadline, i
         const sf_client_topic_t *t;
         int ready = 0;
         int32_t i;
-        int64_t until;
         if (sf_client_metadata_wait(cl, topic, 1, deadline) != SF_OK) {
             rc = SF_ERROR_TIMED_OUT;
             sf_errf(errstr, errstr_size, "%s: no metadata from the cluster in time", topic);
@@ -150,14 +149,12 @@ static int topic_ensure(sf_consumer_t *c, const char *topic, int64_t deadline, i
         if (t && t->err == SF_KERR_UNKNOWN_TOPIC_OR_PARTITION && !created) {
             /* Not auto-created by the metadata request: create it explicitly. */
             create_req_t cr;
-            int64_t now = sf_clock_mono_ms();
             memset(&cr, 0, sizeof(cr));
             cr.topic = topic;
             created = 1;
             sf_client_unlock(cl);
             rc = sf_client_call(cl, SF_CLIENT_CONTROLLER, SF_PROTO_API_CreateTopics, 4,
-                                create_encode, create_decode, &cr,
-                                deadline < 0 ? -1 : (int)(deadline > now ? deadline - now : 1));
+                                create_encode, create_decode, &cr, sf_consumer_ms_left(deadline));
             sf_client_lock(cl);
             if (rc == SF_OK && cr.kerr && cr.kerr != SF_KERR_TOPIC_ALREADY_EXISTS)
                 rc = sf_client_kerr(cr.kerr);
@@ -173,14 +170,8 @@ static int topic_ensure(sf_consumer_t *c, const char *topic, int64_t deadline, i
             break;
         }
         /* Freshly created, or leaders not elected yet: look again soon. */
-        sf_client_metadata_stale(cl);
-        until = sf_clock_mono_ms() + sf_client_conf(cl)->retry_backoff_ms;
-        if (deadline >= 0 && until > deadline)
-            until = deadline;
-        while (sf_client_wait(cl, until) != SF_ERROR_TIMED_OUT)
-            ;
-        if (deadline >= 0 && sf_clock_mono_ms() >= deadline) {
-            rc = SF_ERROR_TIMED_OUT;
+        if ((rc = sf_consumer_metadata_backoff(cl, sf_client_conf(cl)->retry_backoff_ms,
+                                               deadline)) != SF_OK) {
             sf_errf(errstr, errstr_size, "topic %s has no leader yet", topic);
             break;
         }
@@ -193,15 +184,15 @@ static int topic_ensure(sf_consumer_t *c, const char *topic, int64_t deadline, i
  * resolved (all assigned first, so the ListOffsets requests go out together). */
 static int assign_at_end(sf_consumer_t *c, const char *topic, int32_t first, int32_t last,
                          int64_t deadline, char *errstr, size_t errstr_size) {
+    int64_t pos;
     int32_t p;
     int rc = SF_OK;
     for (p = first; p <= last && rc == SF_OK; p++)
         rc = sf_consumer_assign(c, topic, p, SF_OFFSET_END);
-    for (p = first; p <= last && rc == SF_OK; p++) {
-        int64_t pos, now = sf_clock_mono_ms();
-        rc = sf_consumer_position(c, topic, p, &pos,
-                                  deadline < 0 ? -1 : (int)(deadline > now ? deadline - now : 0));
-    }
+    if (rc == SF_OK)
+        for (p = first; p <= last && rc == SF_OK; p++)
+            rc = sf_consumer_position(c, topic, p, &pos, sf_consumer_ms_left(deadline));
+    /* p is one past the partition that failed. */
     if (rc != SF_OK)
         sf_errf(errstr, errstr_size, "%s [%d]: cannot find the end offset: %s", topic,
                 (int)(p - 1), sf_error_str(rc));

@@ -124,6 +124,37 @@ static uint32_t crc_table(uint32_t crc, const uint8_t *p, size_t len) {
 }
 
 #if defined(__x86_64__)
+/* While at least 3 * @block bytes remain: three streams over adjacent blocks of @block bytes,
+ * combined with the @shift tables for @block. Advances *@pp and *@lenp; inlined with a
+ * constant @block for each size. */
+__attribute__((target("sse4.2"), always_inline)) static inline uint64_t
+crc_sse42_3way(uint64_t c, const uint8_t **pp, size_t *lenp, size_t block,
+               uint32_t shift[4][256]) {
+    const uint8_t *p = *pp;
+    size_t len = *lenp;
+    while (len >= 3 * block) {
+        uint64_t c1 = 0, c2 = 0;
+        const uint8_t *end = p + block;
+        do {
+            uint64_t w0, w1, w2;
+            memcpy(&w0, p, 8);
+            memcpy(&w1, p + block, 8);
+            memcpy(&w2, p + 2 * block, 8);
+            c = __builtin_ia32_crc32di(c, w0);
+            c1 = __builtin_ia32_crc32di(c1, w1);
+            c2 = __builtin_ia32_crc32di(c2, w2);
+            p += 8;
+        } while (p < end);
+        c = crc_shift(shift, (uint32_t)c) ^ (uint32_t)c1;
+        c = crc_shift(shift, (uint32_t)c) ^ (uint32_t)c2;
+        p += 2 * block;
+        len -= 3 * block;
+    }
+    *pp = p;
+    *lenp = len;
+    return c;
+}
+
 __attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t crc, const uint8_t *p,
                                                              size_t len) {
     uint64_t c = crc;
@@ -131,42 +162,8 @@ __attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t crc, const 
         c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
         len--;
     }
-    while (len >= 3 * SF_CRC_LONG) {
-        uint64_t c1 = 0, c2 = 0;
-        const uint8_t *end = p + SF_CRC_LONG;
-        do {
-            uint64_t w0, w1, w2;
-            memcpy(&w0, p, 8);
-            memcpy(&w1, p + SF_CRC_LONG, 8);
-            memcpy(&w2, p + 2 * SF_CRC_LONG, 8);
-            c = __builtin_ia32_crc32di(c, w0);
-            c1 = __builtin_ia32_crc32di(c1, w1);
-            c2 = __builtin_ia32_crc32di(c2, w2);
-            p += 8;
-        } while (p < end);
-        c = crc_shift(shift_long, (uint32_t)c) ^ (uint32_t)c1;
-        c = crc_shift(shift_long, (uint32_t)c) ^ (uint32_t)c2;
-        p += 2 * SF_CRC_LONG;
-        len -= 3 * SF_CRC_LONG;
-    }
-    while (len >= 3 * SF_CRC_SHORT) {
-        uint64_t c1 = 0, c2 = 0;
-        const uint8_t *end = p + SF_CRC_SHORT;
-        do {
-            uint64_t w0, w1, w2;
-            memcpy(&w0, p, 8);
-            memcpy(&w1, p + SF_CRC_SHORT, 8);
-            memcpy(&w2, p + 2 * SF_CRC_SHORT, 8);
-            c = __builtin_ia32_crc32di(c, w0);
-            c1 = __builtin_ia32_crc32di(c1, w1);
-            c2 = __builtin_ia32_crc32di(c2, w2);
-            p += 8;
-        } while (p < end);
-        c = crc_shift(shift_short, (uint32_t)c) ^ (uint32_t)c1;
-        c = crc_shift(shift_short, (uint32_t)c) ^ (uint32_t)c2;
-        p += 2 * SF_CRC_SHORT;
-        len -= 3 * SF_CRC_SHORT;
-    }
+    c = crc_sse42_3way(c, &p, &len, SF_CRC_LONG, shift_long);
+    c = crc_sse42_3way(c, &p, &len, SF_CRC_SHORT, shift_short);
     while (len >= 8) {
         uint64_t w;
         memcpy(&w, p, 8);

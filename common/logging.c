@@ -1,6 +1,5 @@
 #include "logging.h"
 
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>

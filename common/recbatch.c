@@ -10,6 +10,16 @@
  * key(1) value(1) headerCount(1). */
 #define MIN_RECORD_SIZE 7
 
+/* a + b and a - b wrapping like Java's long arithmetic: offsets and timestamps come from the
+ * wire and must not overflow a signed type. */
+static int64_t add_wrap(int64_t a, int64_t b) {
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
+static int64_t sub_wrap(int64_t a, int64_t b) {
+    return (int64_t)((uint64_t)a - (uint64_t)b);
+}
+
 static void header_decode(const uint8_t *p, sf_recbatch_hdr_t *hdr) {
     hdr->BaseOffset = (int64_t)sf_load_be64(p + SF_RECBATCH_OFF_BASE_OFFSET);
     hdr->BatchLength = (int32_t)sf_load_be32(p + SF_RECBATCH_OFF_BATCH_LENGTH);
@@ -258,11 +268,11 @@ int sf_recbatch_iter_next(sf_recbatch_iter_t *it, sf_recbatch_record_t *rec) {
     rec->headers_raw.p = hstart;
     rec->headers_raw.len = (int32_t)(body.p + body.pos - hstart);
     rec->headers = NULL;
-    rec->offset = it->hdr.BaseOffset + delta;
+    rec->offset = add_wrap(it->hdr.BaseOffset, delta);
     if (it->hdr.Attributes & SF_RECBATCH_ATTR_LOG_APPEND_TIME)
         rec->timestamp = it->hdr.MaxTimestamp;
     else
-        rec->timestamp += it->hdr.BaseTimestamp;
+        rec->timestamp = add_wrap(rec->timestamp, it->hdr.BaseTimestamp);
     it->index++;
     return SF_OK;
 
@@ -293,7 +303,7 @@ int sf_recbatch_encode_records(sf_wbuf_t *wb, int64_t base_timestamp,
     int i, j;
     for (i = 0; i < n; i++) {
         const sf_recbatch_record_t *rec = &recs[i];
-        int64_t ts_delta = rec->timestamp - base_timestamp;
+        int64_t ts_delta = sub_wrap(rec->timestamp, base_timestamp);
         size_t body;
         if (rec->header_count < 0 || (rec->header_count > 0 && !rec->headers))
             return SF_ERR_INVALID;

@@ -61,9 +61,10 @@ typedef struct sf_recbatch_hdr {
     int32_t RecordCount;
 } sf_recbatch_hdr_t;
 
-/* The offset after the batch's last record (BaseOffset + LastOffsetDelta + 1). */
+/* The offset after the batch's last record (BaseOffset + LastOffsetDelta + 1). The fields come
+ * from the wire, so the sum wraps as Java's long arithmetic does instead of overflowing. */
 static inline int64_t sf_recbatch_next_offset(const sf_recbatch_hdr_t *hdr) {
-    return hdr->BaseOffset + hdr->LastOffsetDelta + 1;
+    return (int64_t)((uint64_t)hdr->BaseOffset + (uint64_t)(int64_t)hdr->LastOffsetDelta + 1);
 }
 
 /* One record header (key is a string, value nullable bytes). Slices borrow the batch. */

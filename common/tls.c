@@ -66,7 +66,7 @@ static int password_cb(char *buf, int size, int rwflag, void *userdata) {
 static int readable(const char *path, char *errstr, size_t errstr_size) {
     FILE *fp = fopen(path, "r");
     if (!fp) {
-        snprintf(errstr, errstr_size, "cannot read %s: %s", path, strerror(errno));
+        sf_errf(errstr, errstr_size, "cannot read %s: %s", path, strerror(errno));
         return -1;
     }
     fclose(fp);
@@ -113,15 +113,15 @@ static int load_identity(SSL_CTX *ctx, const char *cert_pem, const char *key_pem
     SSL_CTX_set_default_passwd_cb_userdata(ctx, (void *)key_password);
     if (SSL_CTX_use_certificate_chain_file(ctx, cert_pem) != 1) {
         sf_tls_errors(reasons, sizeof(reasons));
-        snprintf(errstr, errstr_size, "cannot load the certificate chain from %s: %s%s", cert_pem,
-                 reasons,
-                 strstr(reasons, "no start line") ? " (no PEM \"CERTIFICATE\" block found)" : "");
+        sf_errf(errstr, errstr_size, "cannot load the certificate chain from %s: %s%s", cert_pem,
+                reasons,
+                strstr(reasons, "no start line") ? " (no PEM \"CERTIFICATE\" block found)" : "");
         return -1;
     }
     if (!has_private_key(key_pem ? key_pem : cert_pem)) {
-        snprintf(errstr, errstr_size, "no private key (a PEM \"PRIVATE KEY\" block) in %s%s",
-                 key_pem ? key_pem : cert_pem,
-                 key_pem ? "" : " (it must hold the certificate chain and then the key)");
+        sf_errf(errstr, errstr_size, "no private key (a PEM \"PRIVATE KEY\" block) in %s%s",
+                key_pem ? key_pem : cert_pem,
+                key_pem ? "" : " (it must hold the certificate chain and then the key)");
         return -1;
     }
     if (SSL_CTX_use_PrivateKey_file(ctx, key_pem ? key_pem : cert_pem, SSL_FILETYPE_PEM) != 1) {
@@ -132,13 +132,13 @@ static int load_identity(SSL_CTX *ctx, const char *cert_pem, const char *key_pem
                                 : " (the key is encrypted and no password was given)";
         else if (strstr(reasons, "key values mismatch"))
             hint = " (the private key does not belong to the first certificate)";
-        snprintf(errstr, errstr_size, "cannot load the private key from %s: %s%s",
-                 key_pem ? key_pem : cert_pem, reasons, hint);
+        sf_errf(errstr, errstr_size, "cannot load the private key from %s: %s%s",
+                key_pem ? key_pem : cert_pem, reasons, hint);
         return -1;
     }
     if (SSL_CTX_check_private_key(ctx) != 1) {
-        snprintf(errstr, errstr_size, "the private key in %s does not match the certificate in %s: %s",
-                 key_pem ? key_pem : cert_pem, cert_pem, sf_tls_errors(reasons, sizeof(reasons)));
+        sf_errf(errstr, errstr_size, "the private key in %s does not match the certificate in %s: %s",
+                key_pem ? key_pem : cert_pem, cert_pem, sf_tls_errors(reasons, sizeof(reasons)));
         return -1;
     }
     /* The password is only needed while loading; do not keep a pointer to the caller's string. */
@@ -156,22 +156,22 @@ SSL_CTX *sf_tls_server_ctx_new(const char *keystore_pem, const char *key_passwor
 
     ERR_clear_error();
     if (!keystore_pem) {
-        snprintf(errstr, errstr_size, "a TLS server needs a keystore (certificate chain and key)");
+        sf_errf(errstr, errstr_size, "a TLS server needs a keystore (certificate chain and key)");
         return NULL;
     }
     if (client_auth < SF_TLS_CLIENT_AUTH_NONE || client_auth > SF_TLS_CLIENT_AUTH_REQUIRED) {
-        snprintf(errstr, errstr_size, "invalid client authentication mode %d", client_auth);
+        sf_errf(errstr, errstr_size, "invalid client authentication mode %d", client_auth);
         return NULL;
     }
     if (client_auth != SF_TLS_CLIENT_AUTH_NONE && !truststore_pem) {
-        snprintf(errstr, errstr_size,
-                 "verifying client certificates needs a truststore (CA bundle)");
+        sf_errf(errstr, errstr_size,
+                "verifying client certificates needs a truststore (CA bundle)");
         return NULL;
     }
     ctx = SSL_CTX_new(TLS_server_method());
     if (!ctx || ctx_common(ctx) < 0) {
-        snprintf(errstr, errstr_size, "cannot create a TLS context: %s",
-                 sf_tls_errors(reasons, sizeof(reasons)));
+        sf_errf(errstr, errstr_size, "cannot create a TLS context: %s",
+                sf_tls_errors(reasons, sizeof(reasons)));
         goto err;
     }
     SSL_CTX_set_options(ctx, SSL_OP_CIPHER_SERVER_PREFERENCE);
@@ -189,8 +189,8 @@ SSL_CTX *sf_tls_server_ctx_new(const char *keystore_pem, const char *key_passwor
         if (readable(truststore_pem, errstr, errstr_size) < 0)
             goto err;
         if (SSL_CTX_load_verify_locations(ctx, truststore_pem, NULL) != 1) {
-            snprintf(errstr, errstr_size, "cannot load the CA certificates from %s: %s",
-                     truststore_pem, sf_tls_errors(reasons, sizeof(reasons)));
+            sf_errf(errstr, errstr_size, "cannot load the CA certificates from %s: %s",
+                    truststore_pem, sf_tls_errors(reasons, sizeof(reasons)));
             goto err;
         }
         /* Tell clients which CAs we accept (helps clients holding several certificates). */
@@ -226,21 +226,21 @@ SSL_CTX *sf_tls_client_ctx_new(const char *ca_pem, const char *cert_pem, const c
     ERR_clear_error();
     ctx = SSL_CTX_new(TLS_client_method());
     if (!ctx || ctx_common(ctx) < 0) {
-        snprintf(errstr, errstr_size, "cannot create a TLS context: %s",
-                 sf_tls_errors(reasons, sizeof(reasons)));
+        sf_errf(errstr, errstr_size, "cannot create a TLS context: %s",
+                sf_tls_errors(reasons, sizeof(reasons)));
         goto err;
     }
     if (ca_pem) {
         if (readable(ca_pem, errstr, errstr_size) < 0)
             goto err;
         if (SSL_CTX_load_verify_locations(ctx, ca_pem, NULL) != 1) {
-            snprintf(errstr, errstr_size, "cannot load the CA certificates from %s: %s", ca_pem,
-                     sf_tls_errors(reasons, sizeof(reasons)));
+            sf_errf(errstr, errstr_size, "cannot load the CA certificates from %s: %s", ca_pem,
+                    sf_tls_errors(reasons, sizeof(reasons)));
             goto err;
         }
     } else if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
-        snprintf(errstr, errstr_size, "cannot load the system CA certificates: %s",
-                 sf_tls_errors(reasons, sizeof(reasons)));
+        sf_errf(errstr, errstr_size, "cannot load the system CA certificates: %s",
+                sf_tls_errors(reasons, sizeof(reasons)));
         goto err;
     }
     if (cert_pem && load_identity(ctx, cert_pem, key_pem, key_password, errstr, errstr_size) < 0)

@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/time.h>
 
 #include <event2/event.h>
 #include <jansson.h>
 
+#include "clock.h"
 #include "err.h"
 #include "logging.h"
 #include "zk.h"
@@ -24,12 +24,6 @@
 /* ===================================================================================== */
 /* Pure functions                                                                        */
 /* ===================================================================================== */
-
-static int64_t now_ms(void) {
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
-}
 
 int sf_cluster_topic_name_valid(const char *name) {
     size_t i, n;
@@ -133,7 +127,7 @@ int sf_cluster_uuid_random(uint8_t uuid[16]) {
 static uint32_t random_u32(void) {
     uint32_t v = 0;
     if (random_bytes(&v, sizeof(v)) != SF_OK)
-        v = (uint32_t)now_ms();
+        v = (uint32_t)sf_clock_wall_ms();
     return v;
 }
 
@@ -396,17 +390,18 @@ char *sf_cluster_topic_encode(const uint8_t topic_id[16], const sf_cluster_parti
     return dump(o);
 }
 
-/* A partition key: decimal, no sign, no leading zeros. */
-static int parse_partition_key(const char *k, long *out) {
+/* A partition key or a broker id znode name: decimal in [0, INT32_MAX], no sign, no leading
+ * zeros. */
+static int parse_id(const char *k, int32_t *out) {
     char *end;
     long v;
-    if (!k[0] || k[0] < '0' || k[0] > '9' || (k[0] == '0' && k[1]) || strlen(k) > 9)
+    if (!k[0] || k[0] < '0' || k[0] > '9' || (k[0] == '0' && k[1]) || strlen(k) > 10)
         return SF_ERR_MALFORMED;
     errno = 0;
     v = strtol(k, &end, 10);
-    if (errno || *end)
+    if (errno || *end || v > INT32_MAX)
         return SF_ERR_MALFORMED;
-    *out = v;
+    *out = (int32_t)v;
     return SF_OK;
 }
 
@@ -444,15 +439,15 @@ int sf_cluster_topic_decode(const char *json, size_t len, sf_cluster_topic_t *ou
         }
     }
     json_object_foreach(map, key, val) {
-        long p;
+        int32_t p;
         sf_cluster_partition_t *part;
         int r;
-        if (parse_partition_key(key, &p) || p >= (long)n)
+        if (parse_id(key, &p) || (size_t)p >= n)
             goto err;
         part = &out->partitions[p];
         if (part->partition != -1) /* cannot happen with distinct keys; be safe */
             goto err;
-        part->partition = (int32_t)p;
+        part->partition = p;
         r = get_int_array(val, SF_CLUSTER_MAX_REPLICAS, 0, &part->replicas, &part->nreplicas);
         if (r) {
             rc = r;
@@ -1264,7 +1259,7 @@ static void schedule_rebuild(sf_cluster_t *cl) {
         return;
     if (!cl->dirty) {
         cl->dirty = 1;
-        cl->dirty_since = now_ms();
+        cl->dirty_since = sf_clock_mono_ms();
     }
     if (!evtimer_pending(cl->rebuild_timer, NULL))
         evtimer_add(cl->rebuild_timer, &tv);
@@ -1285,7 +1280,8 @@ static void rebuild_cb(evutil_socket_t fd, short what, void *arg) {
     } else {
         if (!cl->dirty)
             return;
-        if (cl->pending_reads > 0 && now_ms() - cl->dirty_since < CL_REBUILD_MAX_WAIT_MS) {
+        if (cl->pending_reads > 0 &&
+            sf_clock_mono_ms() - cl->dirty_since < CL_REBUILD_MAX_WAIT_MS) {
             struct timeval tv = {0, CL_REBUILD_DELAY_MS * 1000};
             evtimer_add(cl->rebuild_timer, &tv);
             return;
@@ -1478,19 +1474,6 @@ static void sync_all(sf_cluster_t *cl) {
     read_controller(cl);
 }
 
-static int parse_broker_id(const char *s, int32_t *out) {
-    char *end;
-    long v;
-    if (!s[0] || s[0] < '0' || s[0] > '9' || strlen(s) > 10)
-        return -1;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || *end || v > INT32_MAX)
-        return -1;
-    *out = (int32_t)v;
-    return 0;
-}
-
 static void apply_ids(sf_cluster_t *cl, char *const *children, int n) {
     int i, j;
     /* drop brokers no longer listed */
@@ -1498,7 +1481,7 @@ static void apply_ids(sf_cluster_t *cl, char *const *children, int n) {
         int found = 0;
         for (j = 0; j < n && !found; j++) {
             int32_t id;
-            found = !parse_broker_id(children[j], &id) && id == cl->brokers[i]->b.id;
+            found = !parse_id(children[j], &id) && id == cl->brokers[i]->b.id;
         }
         if (found) {
             i++;
@@ -1510,7 +1493,7 @@ static void apply_ids(sf_cluster_t *cl, char *const *children, int n) {
     for (j = 0; j < n; j++) {
         int32_t id;
         struct cl_broker *b;
-        if (parse_broker_id(children[j], &id))
+        if (parse_id(children[j], &id))
             continue;
         b = find_broker(cl, id);
         if (!b) {
@@ -1939,7 +1922,7 @@ static void elect_epoch_cb(int err, int zrc, const char *data, int len, const sf
     }
     cl->elect_epoch = epoch + 1;
     snprintf(epoch_s, sizeof(epoch_s), "%d", (int)cl->elect_epoch);
-    json = sf_cluster_controller_encode(cl->broker_id, now_ms());
+    json = sf_cluster_controller_encode(cl->broker_id, sf_clock_wall_ms());
     if (!json) {
         cl->elect_busy = 0;
         return;
@@ -2076,7 +2059,7 @@ static void register_step(sf_cluster_t *cl) {
     b.endpoints = cl->endpoints;
     b.nendpoints = cl->nendpoints;
     b.rack = cl->rack;
-    json = sf_cluster_broker_encode(&b, now_ms());
+    json = sf_cluster_broker_encode(&b, sf_clock_wall_ms());
     if (!json) {
         setup_retry(cl);
         return;
@@ -2450,6 +2433,19 @@ struct sf_zk *sf_cluster_zk(sf_cluster_t *cl) { return cl ? cl->zk : NULL; }
 
 enum { A_CREATE = 1, A_DELETE, A_ADD, A_CONFIG };
 
+/* What an admin write names in its log line, by kind. */
+static const char *const admin_what[] = {"", "creating topic", "deleting topic",
+                                         "adding partitions to", "setting the config of"};
+
+/* Existence probes issued before building a delete / add multi-op. */
+enum { P_CFG, P_ADMIN, P_PARTS_DIR, P_MAX };
+
+struct cl_admin;
+struct cl_probe {
+    struct cl_admin *a;
+    int exists;
+};
+
 struct cl_admin {
     sf_cluster_t *cl;
     int kind;
@@ -2457,18 +2453,20 @@ struct cl_admin {
     sf_cluster_done_cb done;
     void *arg;
     int retries;
-    /* create / config: the prepared multi-op (strings owned here) */
+    /* the prepared multi-op (strings owned here) */
     sf_zk_op_t *ops;
-    int nops;
+    int nops, capops;
     char **strs;
-    int nstrs;
-    int cfg_index; /* index of the /config/topics op, -1 if none */
+    int nstrs, capstrs;
+    /* index of the op whose failure has a meaning of its own, -1 if none: create: the
+     * /config/topics op; delete: the topic node op */
+    int key_index;
     char *cfg_json;
     /* delete / add: pipelined reads */
     int outstanding, read_err;
+    struct cl_probe probes[P_MAX];
     char **children;
     int nchildren, children_absent;
-    int cfg_exists, admin_exists, parts_dir_exists;
     /* add */
     int32_t new_total;
     int32_t *assignment; /* copy, or NULL */
@@ -2477,12 +2475,32 @@ struct cl_admin {
     int topic_len, topic_version, topic_missing;
 };
 
-static void admin_free(struct cl_admin *a) {
+static void admin_ops_free(struct cl_admin *a) {
     int i;
     for (i = 0; i < a->nstrs; i++)
         free(a->strs[i]);
     free(a->strs);
     free(a->ops);
+    a->strs = NULL;
+    a->ops = NULL;
+    a->nstrs = a->capstrs = a->nops = a->capops = 0;
+}
+
+/* Drop a previous multi-op and make room for @nops ops and @nstrs strings. */
+static int admin_ops_reset(struct cl_admin *a, int nops, int nstrs) {
+    admin_ops_free(a);
+    a->ops = calloc((size_t)nops, sizeof(*a->ops));
+    a->strs = calloc((size_t)nstrs, sizeof(char *));
+    if (!a->ops || !a->strs)
+        return SF_ERR_NOMEM;
+    a->capops = nops;
+    a->capstrs = nstrs;
+    return SF_OK;
+}
+
+static void admin_free(struct cl_admin *a) {
+    int i;
+    admin_ops_free(a);
     free(a->cfg_json);
     for (i = 0; i < a->nchildren; i++)
         free(a->children[i]);
@@ -2502,6 +2520,7 @@ static void admin_finish(struct cl_admin *a, int err) {
 static struct cl_admin *admin_new(sf_cluster_t *cl, int kind, const char *topic,
                                   sf_cluster_done_cb done, void *arg) {
     struct cl_admin *a = calloc(1, sizeof(*a));
+    int i;
     if (!a || !(a->topic = strdup(topic))) {
         free(a);
         return NULL;
@@ -2510,27 +2529,91 @@ static struct cl_admin *admin_new(sf_cluster_t *cl, int kind, const char *topic,
     a->kind = kind;
     a->done = done;
     a->arg = arg;
-    a->cfg_index = -1;
+    a->key_index = -1;
+    for (i = 0; i < P_MAX; i++)
+        a->probes[i].a = a;
     return a;
 }
 
 /* Keep @s (malloc'd, may be NULL = no memory) alive with the admin op; returns it. */
 static char *admin_str(struct cl_admin *a, char *s) {
+    if (s && a->nstrs == a->capstrs) {
+        free(s);
+        s = NULL;
+    }
     if (!s)
         return NULL;
     a->strs[a->nstrs++] = s;
     return s;
 }
 
-static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *str_printf(const char *fmt, ...) {
-    char *s = NULL;
+/* Append an op of @type on the path printf(@fmt, ...) to the multi-op. Creates are
+ * persistent; @data (NULL for none) is borrowed and must live as long as the op; @version is
+ * for deletes, sets and checks. SF_OK or SF_ERR_NOMEM. */
+static int admin_op(struct cl_admin *a, int type, const char *data, int version, const char *fmt,
+                    ...) __attribute__((format(printf, 5, 6)));
+static int admin_op(struct cl_admin *a, int type, const char *data, int version, const char *fmt,
+                    ...) {
+    char *path = NULL;
+    int len = data ? (int)strlen(data) : 0;
     va_list ap;
     va_start(ap, fmt);
-    if (vasprintf(&s, fmt, ap) < 0)
-        s = NULL;
+    if (vasprintf(&path, fmt, ap) < 0)
+        path = NULL;
     va_end(ap);
-    return s;
+    if (path && a->nops == a->capops) {
+        free(path);
+        path = NULL;
+    }
+    if (!admin_str(a, path))
+        return SF_ERR_NOMEM;
+    switch (type) {
+    case SF_ZK_OP_CREATE:
+        a->ops[a->nops++] = sf_zk_op_create(path, data, len, SF_ZK_PERSISTENT);
+        break;
+    case SF_ZK_OP_DELETE: a->ops[a->nops++] = sf_zk_op_delete(path, version); break;
+    case SF_ZK_OP_SET: a->ops[a->nops++] = sf_zk_op_set(path, data, len, version); break;
+    default: a->ops[a->nops++] = sf_zk_op_check(path, version); break;
+    }
+    return SF_OK;
+}
+
+/* The two creates of a new partition: its node and its state (leader = first replica,
+ * isr = replicas, leader_epoch 0, the current controller epoch). */
+static int admin_partition_ops(struct cl_admin *a, int32_t p, int32_t *replicas, int n) {
+    sf_cluster_partition_t st;
+    char *s;
+    memset(&st, 0, sizeof(st));
+    st.partition = p;
+    st.leader = replicas[0];
+    st.leader_epoch = 0;
+    st.isr = replicas;
+    st.nisr = n;
+    st.controller_epoch = a->cl->controller_epoch >= 0 ? a->cl->controller_epoch : 0;
+    if (admin_op(a, SF_ZK_OP_CREATE, NULL, -1, "/brokers/topics/%s/partitions/%d", a->topic,
+                 (int)p))
+        return SF_ERR_NOMEM;
+    s = admin_str(a, sf_cluster_pstate_encode(&st));
+    if (!s || admin_op(a, SF_ZK_OP_CREATE, s, -1, "/brokers/topics/%s/partitions/%d/state",
+                       a->topic, (int)p))
+        return SF_ERR_NOMEM;
+    return SF_OK;
+}
+
+/* Start of every multi-op completion: finish on success or while closing. Returns 1 if @a was
+ * finished. */
+static int admin_multi_settled(struct cl_admin *a, int err) {
+    if (!a->cl->closing && err != SF_OK)
+        return 0;
+    admin_finish(a, a->cl->closing ? SF_ERR_IO : SF_OK);
+    return 1;
+}
+
+/* The multi-op failed for good. */
+static void admin_multi_failed(struct cl_admin *a, int zrc) {
+    sf_log(SF_LOG_WARNING, "ZK", "%s %s failed: %s", admin_what[a->kind], a->topic,
+           sf_zk_strerror(zrc));
+    admin_finish(a, SF_ERR_IO);
 }
 
 static int first_failed(const sf_zk_op_result_t *res, int n) {
@@ -2575,29 +2658,73 @@ static int live_broker_ids(const sf_cluster_snapshot_t *snap, int32_t **out) {
     return snap->nbrokers;
 }
 
+/* -- reads before a delete / add -- */
+
+static void delete_build(struct cl_admin *a);
+static void add_build(struct cl_admin *a);
+
+/* Count a read issued (@rc SF_OK) or note that it could not be. */
+static void admin_read_issued(struct cl_admin *a, int rc) {
+    if (rc == SF_OK)
+        a->outstanding++;
+    else
+        a->read_err = 1;
+}
+
+static void admin_read_done(struct cl_admin *a) {
+    if (--a->outstanding > 0)
+        return;
+    if (a->cl->closing)
+        admin_finish(a, SF_ERR_IO);
+    else if (a->kind == A_DELETE)
+        delete_build(a);
+    else
+        add_build(a);
+}
+
+static void admin_exists_cb(int err, int zrc, const sf_zk_stat_t *stat, void *arg) {
+    struct cl_probe *pr = arg;
+    (void)zrc;
+    (void)stat;
+    pr->exists = err == SF_OK;
+    if (err != SF_OK && err != SF_ERR_NOTFOUND)
+        pr->a->read_err = 1;
+    admin_read_done(pr->a);
+}
+
+/* Issue an existence probe of the path printf(@fmt, ...) into a->probes[@which]. */
+static void admin_probe(struct cl_admin *a, int which, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void admin_probe(struct cl_admin *a, int which, const char *fmt, ...) {
+    char path[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(path, sizeof(path), fmt, ap);
+    va_end(ap);
+    admin_read_issued(a, sf_zk_exists(a->cl->zk, path, NULL, NULL, admin_exists_cb,
+                                      &a->probes[which]));
+}
+
 /* -- create -- */
 
 static void create_multi_cb(int err, int zrc, const sf_zk_op_result_t *res, int n, void *arg) {
     struct cl_admin *a = arg;
     int f;
-    if (a->cl->closing || err == SF_OK) {
-        admin_finish(a, a->cl->closing ? SF_ERR_IO : SF_OK);
+    if (admin_multi_settled(a, err))
         return;
-    }
     f = first_failed(res, n);
     if (f == 0 && res[0].err == SF_ERR_EXISTS) {
         admin_finish(a, SF_ERR_EXISTS);
         return;
     }
-    if (f >= 0 && f == a->cfg_index && res[f].err == SF_ERR_EXISTS &&
+    if (f >= 0 && f == a->key_index && res[f].err == SF_ERR_EXISTS &&
         a->retries++ < CL_ADMIN_RETRIES) {
         /* A config left over from an earlier incarnation of the topic: overwrite it. */
         a->ops[f] = sf_zk_op_set(a->ops[f].path, a->cfg_json, (int)strlen(a->cfg_json), -1);
         if (sf_zk_multi(a->cl->zk, a->ops, a->nops, create_multi_cb, a) == SF_OK)
             return;
     }
-    sf_log(SF_LOG_WARNING, "ZK", "creating topic %s failed: %s", a->topic, sf_zk_strerror(zrc));
-    admin_finish(a, SF_ERR_IO);
+    admin_multi_failed(a, zrc);
 }
 
 int sf_cluster_topic_create(sf_cluster_t *cl, const char *topic, int32_t npartitions,
@@ -2608,7 +2735,7 @@ int sf_cluster_topic_create(sf_cluster_t *cl, const char *topic, int32_t npartit
     int32_t *assign = NULL, *brokers = NULL, p;
     sf_cluster_partition_t *parts = NULL;
     uint8_t uuid[16];
-    int rf = replication_factor, nb, i, rc = SF_ERR_NOMEM, k = 0;
+    int rf = replication_factor, nb, i, nops, rc = SF_ERR_NOMEM;
     char *s;
 
     if (!sf_cluster_topic_name_valid(topic) || npartitions < 1 ||
@@ -2656,40 +2783,22 @@ int sf_cluster_topic_create(sf_cluster_t *cl, const char *topic, int32_t npartit
         parts[p].replicas = assign + (size_t)p * (size_t)rf;
         parts[p].nreplicas = rf;
     }
-    /* topic, partitions dir, 2 per partition, config */
-    a->nops = 3 + 2 * npartitions;
-    a->ops = calloc((size_t)a->nops, sizeof(*a->ops));
-    a->strs = calloc((size_t)a->nops * 2 + 2, sizeof(char *));
-    if (!a->ops || !a->strs)
+    /* topic, partitions dir, 2 per partition, config; a path per op plus the topic json and
+     * one state json per partition */
+    nops = 3 + 2 * npartitions;
+    if (admin_ops_reset(a, nops, nops + 1 + npartitions))
         goto out;
     s = admin_str(a, sf_cluster_topic_encode(uuid, parts, npartitions));
-    if (!s || !admin_str(a, str_printf("/brokers/topics/%s", topic)))
+    if (!s || admin_op(a, SF_ZK_OP_CREATE, s, -1, "/brokers/topics/%s", topic) ||
+        admin_op(a, SF_ZK_OP_CREATE, NULL, -1, "/brokers/topics/%s/partitions", topic))
         goto out;
-    a->ops[k++] = sf_zk_op_create(a->strs[a->nstrs - 1], s, (int)strlen(s), SF_ZK_PERSISTENT);
-    if (!admin_str(a, str_printf("/brokers/topics/%s/partitions", topic)))
-        goto out;
-    a->ops[k++] = sf_zk_op_create(a->strs[a->nstrs - 1], NULL, 0, SF_ZK_PERSISTENT);
-    for (p = 0; p < npartitions; p++) {
-        sf_cluster_partition_t st = parts[p];
-        st.leader = parts[p].replicas[0];
-        st.leader_epoch = 0;
-        st.isr = parts[p].replicas;
-        st.nisr = rf;
-        st.controller_epoch = cl->controller_epoch >= 0 ? cl->controller_epoch : 0;
-        if (!admin_str(a, str_printf("/brokers/topics/%s/partitions/%d", topic, (int)p)))
+    for (p = 0; p < npartitions; p++)
+        if (admin_partition_ops(a, p, parts[p].replicas, rf))
             goto out;
-        a->ops[k++] = sf_zk_op_create(a->strs[a->nstrs - 1], NULL, 0, SF_ZK_PERSISTENT);
-        s = admin_str(a, sf_cluster_pstate_encode(&st));
-        if (!s || !admin_str(a, str_printf("/brokers/topics/%s/partitions/%d/state", topic, (int)p)))
-            goto out;
-        a->ops[k++] = sf_zk_op_create(a->strs[a->nstrs - 1], s, (int)strlen(s), SF_ZK_PERSISTENT);
-    }
     a->cfg_json = sf_cluster_config_encode(configs, nconfigs);
-    if (!a->cfg_json || !admin_str(a, str_printf("/config/topics/%s", topic)))
+    a->key_index = a->nops;
+    if (!a->cfg_json || admin_op(a, SF_ZK_OP_CREATE, a->cfg_json, -1, "/config/topics/%s", topic))
         goto out;
-    a->cfg_index = k;
-    a->ops[k++] = sf_zk_op_create(a->strs[a->nstrs - 1], a->cfg_json, (int)strlen(a->cfg_json),
-                                  SF_ZK_PERSISTENT);
     rc = sf_zk_multi(cl->zk, a->ops, a->nops, create_multi_cb, a);
 out:
     free(parts);
@@ -2706,14 +2815,11 @@ static void delete_issue(struct cl_admin *a);
 static void delete_multi_cb(int err, int zrc, const sf_zk_op_result_t *res, int n, void *arg) {
     struct cl_admin *a = arg;
     int f;
-    if (a->cl->closing || err == SF_OK) {
-        admin_finish(a, a->cl->closing ? SF_ERR_IO : SF_OK);
+    if (admin_multi_settled(a, err))
         return;
-    }
     f = first_failed(res, n);
-    if (f >= 0 && f == a->cfg_index && res[f].err == SF_ERR_NOTFOUND) {
-        /* The topic node itself is missing (cfg_index names that op for deletes). */
-        admin_finish(a, SF_ERR_NOTFOUND);
+    if (f >= 0 && f == a->key_index && res[f].err == SF_ERR_NOTFOUND) {
+        admin_finish(a, SF_ERR_NOTFOUND); /* the topic node itself is missing */
         return;
     }
     if ((err == SF_ERR_NOTFOUND || err == SF_ERR_STATE) && a->retries++ < CL_ADMIN_RETRIES) {
@@ -2721,72 +2827,40 @@ static void delete_multi_cb(int err, int zrc, const sf_zk_op_result_t *res, int 
         delete_issue(a);
         return;
     }
-    sf_log(SF_LOG_WARNING, "ZK", "deleting topic %s failed: %s", a->topic, sf_zk_strerror(zrc));
-    admin_finish(a, SF_ERR_IO);
+    admin_multi_failed(a, zrc);
 }
 
 static void delete_build(struct cl_admin *a) {
     sf_cluster_t *cl = a->cl;
-    int i, k = 0, rc;
+    int i, rc;
     if (a->read_err) {
         admin_finish(a, SF_ERR_IO);
         return;
     }
-    for (i = 0; i < a->nstrs; i++)
-        free(a->strs[i]);
-    free(a->strs);
-    free(a->ops);
-    a->nstrs = 0;
-    a->nops = 2 * a->nchildren + 4;
-    a->ops = calloc((size_t)a->nops, sizeof(*a->ops));
-    a->strs = calloc((size_t)a->nops, sizeof(char *));
-    if (!a->ops || !a->strs)
-        goto nomem;
-    for (i = 0; i < a->nchildren; i++) {
-        if (!admin_str(a, str_printf("/brokers/topics/%s/partitions/%s/state", a->topic,
-                                     a->children[i])))
-            goto nomem;
-        a->ops[k++] = sf_zk_op_delete(a->strs[a->nstrs - 1], -1);
-        if (!admin_str(a, str_printf("/brokers/topics/%s/partitions/%s", a->topic, a->children[i])))
-            goto nomem;
-        a->ops[k++] = sf_zk_op_delete(a->strs[a->nstrs - 1], -1);
+    rc = admin_ops_reset(a, 2 * a->nchildren + 4, 2 * a->nchildren + 4);
+    for (i = 0; rc == SF_OK && i < a->nchildren; i++) {
+        rc = admin_op(a, SF_ZK_OP_DELETE, NULL, -1, "/brokers/topics/%s/partitions/%s/state",
+                      a->topic, a->children[i]);
+        if (rc == SF_OK)
+            rc = admin_op(a, SF_ZK_OP_DELETE, NULL, -1, "/brokers/topics/%s/partitions/%s",
+                          a->topic, a->children[i]);
     }
-    if (!a->children_absent) {
-        if (!admin_str(a, str_printf("/brokers/topics/%s/partitions", a->topic)))
-            goto nomem;
-        a->ops[k++] = sf_zk_op_delete(a->strs[a->nstrs - 1], -1);
+    if (rc == SF_OK && !a->children_absent)
+        rc = admin_op(a, SF_ZK_OP_DELETE, NULL, -1, "/brokers/topics/%s/partitions", a->topic);
+    a->key_index = a->nops;
+    if (rc == SF_OK)
+        rc = admin_op(a, SF_ZK_OP_DELETE, NULL, -1, "/brokers/topics/%s", a->topic);
+    if (rc == SF_OK && a->probes[P_CFG].exists)
+        rc = admin_op(a, SF_ZK_OP_DELETE, NULL, -1, "/config/topics/%s", a->topic);
+    if (rc == SF_OK && a->probes[P_ADMIN].exists)
+        rc = admin_op(a, SF_ZK_OP_DELETE, NULL, -1, "/admin/delete_topics/%s", a->topic);
+    if (rc != SF_OK) {
+        admin_finish(a, SF_ERR_NOMEM);
+        return;
     }
-    if (!admin_str(a, str_printf("/brokers/topics/%s", a->topic)))
-        goto nomem;
-    a->cfg_index = k; /* for deletes: the index of the topic node op */
-    a->ops[k++] = sf_zk_op_delete(a->strs[a->nstrs - 1], -1);
-    if (a->cfg_exists) {
-        if (!admin_str(a, str_printf("/config/topics/%s", a->topic)))
-            goto nomem;
-        a->ops[k++] = sf_zk_op_delete(a->strs[a->nstrs - 1], -1);
-    }
-    if (a->admin_exists) {
-        if (!admin_str(a, str_printf("/admin/delete_topics/%s", a->topic)))
-            goto nomem;
-        a->ops[k++] = sf_zk_op_delete(a->strs[a->nstrs - 1], -1);
-    }
-    a->nops = k;
     rc = sf_zk_multi(cl->zk, a->ops, a->nops, delete_multi_cb, a);
     if (rc != SF_OK)
         admin_finish(a, rc == SF_ERR_TOOLARGE ? SF_ERR_TOOLARGE : SF_ERR_IO);
-    return;
-nomem:
-    admin_finish(a, SF_ERR_NOMEM);
-}
-
-static void delete_read_done(struct cl_admin *a) {
-    if (--a->outstanding > 0)
-        return;
-    if (a->cl->closing) {
-        admin_finish(a, SF_ERR_IO);
-        return;
-    }
-    delete_build(a);
 }
 
 static void delete_children_cb(int err, int zrc, char *const *children, int n,
@@ -2817,50 +2891,18 @@ static void delete_children_cb(int err, int zrc, char *const *children, int n,
     } else if (err != SF_OK && err != SF_ERR_NOTFOUND) {
         a->read_err = 1;
     }
-    delete_read_done(a);
-}
-
-static void delete_exists_cfg_cb(int err, int zrc, const sf_zk_stat_t *stat, void *arg) {
-    struct cl_admin *a = arg;
-    (void)zrc;
-    (void)stat;
-    a->cfg_exists = err == SF_OK;
-    if (err != SF_OK && err != SF_ERR_NOTFOUND)
-        a->read_err = 1;
-    delete_read_done(a);
-}
-
-static void delete_exists_admin_cb(int err, int zrc, const sf_zk_stat_t *stat, void *arg) {
-    struct cl_admin *a = arg;
-    (void)zrc;
-    (void)stat;
-    a->admin_exists = err == SF_OK;
-    if (err != SF_OK && err != SF_ERR_NOTFOUND)
-        a->read_err = 1;
-    delete_read_done(a);
+    admin_read_done(a);
 }
 
 static void delete_issue(struct cl_admin *a) {
-    sf_cluster_t *cl = a->cl;
     char path[512];
     a->read_err = 0;
     a->outstanding = 1; /* guard while issuing */
     snprintf(path, sizeof(path), "/brokers/topics/%s/partitions", a->topic);
-    if (sf_zk_get_children(cl->zk, path, NULL, NULL, delete_children_cb, a) == SF_OK)
-        a->outstanding++;
-    else
-        a->read_err = 1;
-    path_config(path, sizeof(path), a->topic);
-    if (sf_zk_exists(cl->zk, path, NULL, NULL, delete_exists_cfg_cb, a) == SF_OK)
-        a->outstanding++;
-    else
-        a->read_err = 1;
-    snprintf(path, sizeof(path), "/admin/delete_topics/%s", a->topic);
-    if (sf_zk_exists(cl->zk, path, NULL, NULL, delete_exists_admin_cb, a) == SF_OK)
-        a->outstanding++;
-    else
-        a->read_err = 1;
-    delete_read_done(a);
+    admin_read_issued(a, sf_zk_get_children(a->cl->zk, path, NULL, NULL, delete_children_cb, a));
+    admin_probe(a, P_CFG, "/config/topics/%s", a->topic);
+    admin_probe(a, P_ADMIN, "/admin/delete_topics/%s", a->topic);
+    admin_read_done(a);
 }
 
 int sf_cluster_topic_delete(sf_cluster_t *cl, const char *topic, sf_cluster_done_cb done,
@@ -2884,10 +2926,8 @@ static void add_issue(struct cl_admin *a);
 static void add_multi_cb(int err, int zrc, const sf_zk_op_result_t *res, int n, void *arg) {
     struct cl_admin *a = arg;
     int f;
-    if (a->cl->closing || err == SF_OK) {
-        admin_finish(a, a->cl->closing ? SF_ERR_IO : SF_OK);
+    if (admin_multi_settled(a, err))
         return;
-    }
     f = first_failed(res, n);
     if (f == 0 && res[0].err == SF_ERR_NOTFOUND) {
         admin_finish(a, SF_ERR_NOTFOUND);
@@ -2897,9 +2937,7 @@ static void add_multi_cb(int err, int zrc, const sf_zk_op_result_t *res, int n, 
         add_issue(a); /* the topic changed since we read it */
         return;
     }
-    sf_log(SF_LOG_WARNING, "ZK", "adding partitions to %s failed: %s", a->topic,
-           sf_zk_strerror(zrc));
-    admin_finish(a, SF_ERR_IO);
+    admin_multi_failed(a, zrc);
 }
 
 static void add_build(struct cl_admin *a) {
@@ -2907,7 +2945,7 @@ static void add_build(struct cl_admin *a) {
     sf_cluster_topic_t dec;
     sf_cluster_partition_t *parts = NULL;
     int32_t *assign = NULL, *brokers = NULL, cur, nnew, p;
-    int rf, i, k = 0, rc, err = SF_ERR_NOMEM;
+    int rf, rc, err = SF_ERR_NOMEM;
     char *s;
 
     if (a->read_err) {
@@ -2965,42 +3003,19 @@ static void add_build(struct cl_admin *a) {
             parts[p].nreplicas = rf;
         }
     }
-    for (i = 0; i < a->nstrs; i++)
-        free(a->strs[i]);
-    free(a->strs);
-    free(a->ops);
-    a->nstrs = 0;
-    a->nops = 2 + 2 * nnew;
-    a->ops = calloc((size_t)a->nops, sizeof(*a->ops));
-    a->strs = calloc((size_t)a->nops * 2 + 2, sizeof(char *));
-    if (!a->ops || !a->strs)
+    /* topic set, partitions dir, 2 per new partition; a path per op plus the topic json and
+     * one state json per new partition */
+    if (admin_ops_reset(a, 2 + 2 * nnew, 3 + 3 * nnew))
         goto out;
     s = admin_str(a, sf_cluster_topic_encode(dec.topic_id, parts, a->new_total));
-    if (!s || !admin_str(a, str_printf("/brokers/topics/%s", a->topic)))
+    if (!s || admin_op(a, SF_ZK_OP_SET, s, a->topic_version, "/brokers/topics/%s", a->topic))
         goto out;
-    a->ops[k++] = sf_zk_op_set(a->strs[a->nstrs - 1], s, (int)strlen(s), a->topic_version);
-    if (!a->parts_dir_exists) {
-        if (!admin_str(a, str_printf("/brokers/topics/%s/partitions", a->topic)))
+    if (!a->probes[P_PARTS_DIR].exists &&
+        admin_op(a, SF_ZK_OP_CREATE, NULL, -1, "/brokers/topics/%s/partitions", a->topic))
+        goto out;
+    for (p = cur; p < a->new_total; p++)
+        if (admin_partition_ops(a, p, parts[p].replicas, parts[p].nreplicas))
             goto out;
-        a->ops[k++] = sf_zk_op_create(a->strs[a->nstrs - 1], NULL, 0, SF_ZK_PERSISTENT);
-    }
-    for (p = cur; p < a->new_total; p++) {
-        sf_cluster_partition_t st = parts[p];
-        st.leader = st.replicas[0];
-        st.leader_epoch = 0;
-        st.isr = st.replicas;
-        st.nisr = st.nreplicas;
-        st.controller_epoch = cl->controller_epoch >= 0 ? cl->controller_epoch : 0;
-        if (!admin_str(a, str_printf("/brokers/topics/%s/partitions/%d", a->topic, (int)p)))
-            goto out;
-        a->ops[k++] = sf_zk_op_create(a->strs[a->nstrs - 1], NULL, 0, SF_ZK_PERSISTENT);
-        s = admin_str(a, sf_cluster_pstate_encode(&st));
-        if (!s || !admin_str(a, str_printf("/brokers/topics/%s/partitions/%d/state", a->topic,
-                                           (int)p)))
-            goto out;
-        a->ops[k++] = sf_zk_op_create(a->strs[a->nstrs - 1], s, (int)strlen(s), SF_ZK_PERSISTENT);
-    }
-    a->nops = k;
     rc = sf_zk_multi(cl->zk, a->ops, a->nops, add_multi_cb, a);
     err = rc == SF_OK ? SF_OK : rc == SF_ERR_TOOLARGE ? SF_ERR_TOOLARGE : SF_ERR_IO;
 out:
@@ -3010,16 +3025,6 @@ out:
     sf_cluster_topic_clear(&dec);
     if (err != SF_OK)
         admin_finish(a, err);
-}
-
-static void add_read_done(struct cl_admin *a) {
-    if (--a->outstanding > 0)
-        return;
-    if (a->cl->closing) {
-        admin_finish(a, SF_ERR_IO);
-        return;
-    }
-    add_build(a);
 }
 
 static void add_topic_cb(int err, int zrc, const char *data, int len, const sf_zk_stat_t *stat,
@@ -3041,35 +3046,17 @@ static void add_topic_cb(int err, int zrc, const char *data, int len, const sf_z
     } else if (err != SF_ERR_NOTFOUND) {
         a->read_err = 1;
     }
-    add_read_done(a);
-}
-
-static void add_dir_cb(int err, int zrc, const sf_zk_stat_t *stat, void *arg) {
-    struct cl_admin *a = arg;
-    (void)zrc;
-    (void)stat;
-    a->parts_dir_exists = err == SF_OK;
-    if (err != SF_OK && err != SF_ERR_NOTFOUND)
-        a->read_err = 1;
-    add_read_done(a);
+    admin_read_done(a);
 }
 
 static void add_issue(struct cl_admin *a) {
-    sf_cluster_t *cl = a->cl;
     char path[512];
     a->read_err = 0;
-    a->outstanding = 1;
+    a->outstanding = 1; /* guard while issuing */
     path_topic(path, sizeof(path), a->topic);
-    if (sf_zk_get(cl->zk, path, NULL, NULL, add_topic_cb, a) == SF_OK)
-        a->outstanding++;
-    else
-        a->read_err = 1;
-    snprintf(path, sizeof(path), "/brokers/topics/%s/partitions", a->topic);
-    if (sf_zk_exists(cl->zk, path, NULL, NULL, add_dir_cb, a) == SF_OK)
-        a->outstanding++;
-    else
-        a->read_err = 1;
-    add_read_done(a);
+    admin_read_issued(a, sf_zk_get(a->cl->zk, path, NULL, NULL, add_topic_cb, a));
+    admin_probe(a, P_PARTS_DIR, "/brokers/topics/%s/partitions", a->topic);
+    admin_read_done(a);
 }
 
 int sf_cluster_partitions_add(sf_cluster_t *cl, const char *topic, int32_t new_total,
@@ -3115,29 +3102,24 @@ int sf_cluster_partitions_add(sf_cluster_t *cl, const char *topic, int32_t new_t
 static void config_multi_cb(int err, int zrc, const sf_zk_op_result_t *res, int n, void *arg) {
     struct cl_admin *a = arg;
     int f;
-    if (a->cl->closing || err == SF_OK) {
-        admin_finish(a, a->cl->closing ? SF_ERR_IO : SF_OK);
+    if (admin_multi_settled(a, err))
         return;
-    }
     f = first_failed(res, n);
     if (f == 0 && res[0].err == SF_ERR_NOTFOUND) {
         admin_finish(a, SF_ERR_NOTFOUND);
         return;
     }
-    if (f == 1 && a->retries++ < CL_ADMIN_RETRIES) {
+    if (f == 1 && a->retries++ < CL_ADMIN_RETRIES &&
+        (res[1].err == SF_ERR_NOTFOUND || res[1].err == SF_ERR_EXISTS)) {
         int len = (int)strlen(a->cfg_json);
         if (res[1].err == SF_ERR_NOTFOUND) /* no config node yet: create it */
             a->ops[1] = sf_zk_op_create(a->ops[1].path, a->cfg_json, len, SF_ZK_PERSISTENT);
-        else if (res[1].err == SF_ERR_EXISTS) /* created meanwhile: set it */
+        else /* created meanwhile: set it */
             a->ops[1] = sf_zk_op_set(a->ops[1].path, a->cfg_json, len, -1);
-        if (res[1].err == SF_ERR_NOTFOUND || res[1].err == SF_ERR_EXISTS) {
-            if (sf_zk_multi(a->cl->zk, a->ops, 2, config_multi_cb, a) == SF_OK)
-                return;
-        }
+        if (sf_zk_multi(a->cl->zk, a->ops, 2, config_multi_cb, a) == SF_OK)
+            return;
     }
-    sf_log(SF_LOG_WARNING, "ZK", "setting the config of %s failed: %s", a->topic,
-           sf_zk_strerror(zrc));
-    admin_finish(a, SF_ERR_IO);
+    admin_multi_failed(a, zrc);
 }
 
 int sf_cluster_topic_config_set(sf_cluster_t *cl, const char *topic,
@@ -3155,18 +3137,13 @@ int sf_cluster_topic_config_set(sf_cluster_t *cl, const char *topic,
     a = admin_new(cl, A_CONFIG, topic, done, arg);
     if (!a)
         return SF_ERR_NOMEM;
-    a->nops = 2;
-    a->ops = calloc(2, sizeof(*a->ops));
-    a->strs = calloc(2, sizeof(char *));
     a->cfg_json = sf_cluster_config_encode(configs, n);
-    if (!a->ops || !a->strs || !a->cfg_json ||
-        !admin_str(a, str_printf("/brokers/topics/%s", topic)) ||
-        !admin_str(a, str_printf("/config/topics/%s", topic))) {
+    if (!a->cfg_json || admin_ops_reset(a, 2, 2) ||
+        admin_op(a, SF_ZK_OP_CHECK, NULL, -1, "/brokers/topics/%s", topic) ||
+        admin_op(a, SF_ZK_OP_SET, a->cfg_json, -1, "/config/topics/%s", topic)) {
         admin_free(a);
         return SF_ERR_NOMEM;
     }
-    a->ops[0] = sf_zk_op_check(a->strs[0], -1);
-    a->ops[1] = sf_zk_op_set(a->strs[1], a->cfg_json, (int)strlen(a->cfg_json), -1);
     rc = sf_zk_multi(cl->zk, a->ops, 2, config_multi_cb, a);
     if (rc != SF_OK)
         admin_free(a);

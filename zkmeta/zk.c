@@ -25,6 +25,7 @@
 #include <event2/event.h>
 #include <zookeeper/zookeeper.h>
 
+#include "clock.h"
 #include "err.h"
 #include "logging.h"
 
@@ -78,7 +79,7 @@ struct zk_req {
     sf_zk_t *zk;
     int op;
     int internal; /* R_* */
-    union {
+    union zk_cb {
         sf_zk_data_cb data;
         sf_zk_children_cb children;
         sf_zk_stat_cb stat;
@@ -182,18 +183,21 @@ static int path_ok(const char *path) {
     return 1;
 }
 
-/* chroot + path ("/" names the chroot itself). malloc'd, NULL on no memory. */
-static char *full_path(const sf_zk_t *zk, const char *path) {
-    size_t n;
-    char *p;
+/* Write chroot + path ("/" names the chroot itself) to @dst, which has room for
+ * chroot_len + strlen(path) + 1 bytes. */
+static void full_path_copy(const sf_zk_t *zk, const char *path, char *dst) {
+    memcpy(dst, zk->chroot, zk->chroot_len);
     if (zk->chroot_len && !strcmp(path, "/"))
-        return strdup(zk->chroot);
-    n = strlen(path);
-    p = malloc(zk->chroot_len + n + 1);
-    if (!p)
-        return NULL;
-    memcpy(p, zk->chroot, zk->chroot_len);
-    memcpy(p + zk->chroot_len, path, n + 1);
+        dst[zk->chroot_len] = '\0';
+    else
+        memcpy(dst + zk->chroot_len, path, strlen(path) + 1);
+}
+
+/* chroot + path, malloc'd; NULL on no memory. */
+static char *full_path(const sf_zk_t *zk, const char *path) {
+    char *p = malloc(zk->chroot_len + strlen(path) + 1);
+    if (p)
+        full_path_copy(zk, path, p);
     return p;
 }
 
@@ -228,12 +232,6 @@ static int zk_mode(int flags) {
 #define ZK_CLIENT_LOG_INTERVAL_MS 10000
 static _Atomic int64_t zk_client_log_last;
 
-static int64_t mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void zk_log_cb(const char *message) {
     char line[1024];
     const char *m;
@@ -242,7 +240,7 @@ static void zk_log_cb(const char *message) {
     if (!message)
         return;
     if (strstr(message, "ZOO_ERROR") || strstr(message, "ZOO_WARN")) {
-        int64_t now = mono_ms(), last = atomic_load(&zk_client_log_last);
+        int64_t now = sf_clock_mono_ms(), last = atomic_load(&zk_client_log_last);
         if (now - last >= ZK_CLIENT_LOG_INTERVAL_MS &&
             atomic_compare_exchange_strong(&zk_client_log_last, &last, now))
             level = SF_LOG_INFO;
@@ -1065,43 +1063,42 @@ static int prepare(sf_zk_t *zk, const char *path, int op, sf_zk_watch_cb watch, 
     return SF_OK;
 }
 
-int sf_zk_get(sf_zk_t *zk, const char *path, sf_zk_watch_cb watch, void *watch_arg,
-              sf_zk_data_cb cb, void *arg) {
+/* get / get_children / exists: the same request with an optional watch. */
+static int watched_read(sf_zk_t *zk, int op, const char *path, sf_zk_watch_cb watch,
+                        void *watch_arg, union zk_cb cb, void *arg) {
     struct zk_req *r;
     char *full;
-    int rc = prepare(zk, path, OP_GET, watch, watch_arg, arg, &r, &full);
+    watcher_fn wfn = watch ? watch_fn : NULL;
+    int rc = prepare(zk, path, op, watch, watch_arg, arg, &r, &full);
     if (rc != SF_OK)
         return rc;
-    r->cb.data = cb;
-    rc = zoo_awget(zk->zh, full, watch ? watch_fn : NULL, r->w, c_data, r);
+    r->cb = cb;
+    if (op == OP_GET)
+        rc = zoo_awget(zk->zh, full, wfn, r->w, c_data, r);
+    else if (op == OP_CHILDREN)
+        rc = zoo_awget_children2(zk->zh, full, wfn, r->w, c_children, r);
+    else
+        rc = zoo_awexists(zk->zh, full, wfn, r->w, c_stat, r);
     free(full);
     return submit(zk, r, rc);
+}
+
+int sf_zk_get(sf_zk_t *zk, const char *path, sf_zk_watch_cb watch, void *watch_arg,
+              sf_zk_data_cb cb, void *arg) {
+    union zk_cb c = {.data = cb};
+    return watched_read(zk, OP_GET, path, watch, watch_arg, c, arg);
 }
 
 int sf_zk_get_children(sf_zk_t *zk, const char *path, sf_zk_watch_cb watch, void *watch_arg,
                        sf_zk_children_cb cb, void *arg) {
-    struct zk_req *r;
-    char *full;
-    int rc = prepare(zk, path, OP_CHILDREN, watch, watch_arg, arg, &r, &full);
-    if (rc != SF_OK)
-        return rc;
-    r->cb.children = cb;
-    rc = zoo_awget_children2(zk->zh, full, watch ? watch_fn : NULL, r->w, c_children, r);
-    free(full);
-    return submit(zk, r, rc);
+    union zk_cb c = {.children = cb};
+    return watched_read(zk, OP_CHILDREN, path, watch, watch_arg, c, arg);
 }
 
 int sf_zk_exists(sf_zk_t *zk, const char *path, sf_zk_watch_cb watch, void *watch_arg,
                  sf_zk_stat_cb cb, void *arg) {
-    struct zk_req *r;
-    char *full;
-    int rc = prepare(zk, path, OP_EXISTS, watch, watch_arg, arg, &r, &full);
-    if (rc != SF_OK)
-        return rc;
-    r->cb.stat = cb;
-    rc = zoo_awexists(zk->zh, full, watch ? watch_fn : NULL, r->w, c_stat, r);
-    free(full);
-    return submit(zk, r, rc);
+    union zk_cb c = {.stat = cb};
+    return watched_read(zk, OP_EXISTS, path, watch, watch_arg, c, arg);
 }
 
 static int issue_create(sf_zk_t *zk, const char *full, const char *data, int datalen, int flags,
@@ -1237,12 +1234,7 @@ int sf_zk_multi(sf_zk_t *zk, const sf_zk_op_t *ops, int nops, sf_zk_multi_cb cb,
         int buflen = 0;
         /* the full path */
         path = s + off;
-        if (zk->chroot_len && !strcmp(op->path, "/")) {
-            memcpy(path, zk->chroot, zk->chroot_len + 1);
-        } else {
-            memcpy(path, zk->chroot, zk->chroot_len);
-            memcpy(path + zk->chroot_len, op->path, plen + 1);
-        }
+        full_path_copy(zk, op->path, path);
         off += zk->chroot_len + plen + 1;
         if (op->type == SF_ZK_OP_CREATE) {
             buf = s + off;

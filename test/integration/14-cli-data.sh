@@ -211,6 +211,16 @@ got=$(sf consume cli-ts --from-timestamp "$iso" --to-end --quiet | sort | tr '\n
 assert_eq "$(lines 'late-%02d' 20 | tr '\n' ' ')" "$got" "--from-timestamp $iso"
 got=$(sf consume cli-ts --from-timestamp 0 --to-end --quiet | wc -l)
 assert_eq 40 "$got" "--from-timestamp 0"
+got=$(sf consume cli-ts --from-timestamp "${iso%Z}+00:00" --to-end --quiet | sort | tr '\n' ' ')
+assert_eq "$(lines 'late-%02d' 20 | tr '\n' ' ')" "$got" "--from-timestamp ${iso%Z}+00:00"
+# A zone offset is two digits each for hours (up to 23) and minutes (up to 59), nothing else.
+for bad in "${iso%Z}+-1" "${iso%Z}+ 1" "${iso%Z}+99:00" "${iso%Z}+02:" "${iso%Z}+02:7x" \
+    99999999999999999999; do
+    rc=0
+    sf consume cli-ts --from-timestamp "$bad" --to-end --quiet >/dev/null 2>"$T/err" || rc=$?
+    assert_eq 2 "$rc" "exit status of --from-timestamp '$bad'"
+    grep -q "invalid --from-timestamp" "$T/err" || fail "--from-timestamp '$bad': $(cat "$T/err")"
+done
 
 printf 'jk:\xff\xfe binary\nk2:h\xc3\xa9llo\n' | sf produce cli-json --partition 0 --key-separator : --header hk=hv ||
     fail "producing cli-json"

@@ -75,6 +75,42 @@ START_TEST(test_crc32c_vectors) {
 }
 END_TEST
 
+/* Bit-at-a-time CRC32C, the reference for the fast paths. */
+static uint32_t crc32c_ref(const uint8_t *p, size_t len) {
+    uint32_t c = 0xffffffffu;
+    size_t i;
+    int k;
+    for (i = 0; i < len; i++) {
+        c ^= p[i];
+        for (k = 0; k < 8; k++)
+            c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+    }
+    return ~c;
+}
+
+/* Long inputs at every alignment, across the sizes where the hardware path switches between
+ * its three-stream blocks (3 x 8 KiB, 3 x 256 bytes) and its tails. */
+START_TEST(test_crc32c_long) {
+    static const size_t lens[] = {0, 1, 7, 8, 767, 768, 769, 1000, 24575, 24576, 24577, 50000};
+    static uint8_t buf[50000 + 8];
+    uint32_t x = 12345;
+    size_t i, j, off;
+    for (i = 0; i < sizeof(buf); i++) {
+        x = x * 1103515245u + 12345u;
+        buf[i] = (uint8_t)(x >> 16);
+    }
+    for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+        for (off = 0; off < 8; off++) {
+            uint32_t want = crc32c_ref(buf + off, lens[i]);
+            ck_assert_uint_eq(sf_crc32c(0, buf + off, lens[i]), want);
+            /* and split in two */
+            j = lens[i] / 3;
+            ck_assert_uint_eq(sf_crc32c(sf_crc32c(0, buf + off, j), buf + off + j, lens[i] - j),
+                              want);
+        }
+}
+END_TEST
+
 START_TEST(test_reader_truncated) {
     static const uint8_t in[] = {0x00, 0x05, 'a', 'b'};
     sf_rbuf_t rb;
@@ -113,6 +149,57 @@ START_TEST(test_reader_limits) {
 }
 END_TEST
 
+/* The compact (flexible-version) forms: every length and count from the wire is checked. */
+START_TEST(test_reader_compact_limits) {
+    /* uvarint 0xffffffff: count 2^32 - 2 */
+    static const uint8_t huge_compact_array[] = {0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0};
+    /* count 3 (uvarint 4) with room for only 2 elements of 1 byte */
+    static const uint8_t short_compact_array[] = {0x04, 0, 0};
+    /* bytes length 2^32 - 2: more than INT32_MAX */
+    static const uint8_t huge_compact_bytes[] = {0xff, 0xff, 0xff, 0xff, 0x0f, 'x'};
+    /* 5-byte uvarint with bits above 32 */
+    static const uint8_t wide_uvarint[] = {0xff, 0xff, 0xff, 0xff, 0x1f};
+    /* zig-zag -2: a negative length other than null */
+    static const uint8_t negative_varbytes[] = {0x03, 'a'};
+    /* compact null (0) where null is not allowed */
+    static const uint8_t compact_null[] = {0x00};
+    /* one tagged field whose size runs past the end */
+    static const uint8_t long_tag[] = {0x01, 0x00, 0x7f, 'a'};
+    sf_rbuf_t rb;
+    sf_slice_t s;
+
+    sf_rbuf_init(&rb, huge_compact_array, sizeof(huge_compact_array));
+    ck_assert_int_eq(sf_rbuf_compact_array_len(&rb, 1, 0), -1);
+    ck_assert_int_eq(rb.err, SF_ERR_MALFORMED);
+    sf_rbuf_init(&rb, short_compact_array, sizeof(short_compact_array));
+    ck_assert_int_eq(sf_rbuf_compact_array_len(&rb, 1, 0), -1);
+    ck_assert_int_eq(rb.err, SF_ERR_MALFORMED);
+    sf_rbuf_init(&rb, short_compact_array + 1, sizeof(short_compact_array) - 1);
+    ck_assert_int_eq(sf_rbuf_compact_array_len(&rb, 1, 1), -1); /* uvarint 0: null */
+    ck_assert_int_eq(rb.err, SF_OK);
+    sf_rbuf_init(&rb, huge_compact_bytes, sizeof(huge_compact_bytes));
+    s = sf_rbuf_compact_bytes(&rb, 1);
+    ck_assert_int_eq(rb.err, SF_ERR_MALFORMED);
+    ck_assert_int_eq(s.len, 0);
+    sf_rbuf_init(&rb, wide_uvarint, sizeof(wide_uvarint));
+    ck_assert_uint_eq(sf_rbuf_uvarint(&rb), 0);
+    ck_assert_int_eq(rb.err, SF_ERR_MALFORMED);
+    sf_rbuf_init(&rb, negative_varbytes, sizeof(negative_varbytes));
+    (void)sf_rbuf_varbytes(&rb);
+    ck_assert_int_eq(rb.err, SF_ERR_MALFORMED);
+    sf_rbuf_init(&rb, compact_null, sizeof(compact_null));
+    (void)sf_rbuf_compact_string(&rb, 0);
+    ck_assert_int_eq(rb.err, SF_ERR_MALFORMED);
+    sf_rbuf_init(&rb, compact_null, sizeof(compact_null));
+    s = sf_rbuf_compact_string(&rb, 1);
+    ck_assert_int_eq(rb.err, SF_OK);
+    ck_assert_int_eq(s.len, -1);
+    sf_rbuf_init(&rb, long_tag, sizeof(long_tag));
+    sf_rbuf_skip_tags(&rb);
+    ck_assert_int_eq(rb.err, SF_ERR_MALFORMED);
+}
+END_TEST
+
 START_TEST(test_writer_splice_and_patch) {
     sf_wbuf_t wb;
     size_t mark;
@@ -136,9 +223,11 @@ static Suite *buf_suite(void) {
     tcase_add_test(core, test_ints_roundtrip);
     tcase_add_test(core, test_varint_vectors);
     tcase_add_test(core, test_crc32c_vectors);
+    tcase_add_test(core, test_crc32c_long);
     tcase_add_test(core, test_writer_splice_and_patch);
     tcase_add_test(limits, test_reader_truncated);
     tcase_add_test(limits, test_reader_limits);
+    tcase_add_test(limits, test_reader_compact_limits);
     suite_add_tcase(s, core);
     suite_add_tcase(s, limits);
     return s;

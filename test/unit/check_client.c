@@ -30,8 +30,14 @@ enum {
     FAKE_SILENT,     /* never answer echo requests */
     FAKE_HUGE_FRAME, /* answer an echo request with a 2 GiB length prefix */
     FAKE_BAD_CORR,   /* answer with the wrong correlation id */
-    FAKE_CLOSE_FIRST /* close the first connection on its first echo request */
+    FAKE_CLOSE_FIRST, /* close the first connection on its first echo request */
+    FAKE_LARGE       /* answer echo value v with v and then v pattern bytes (large frames) */
 };
+
+/* Byte @i of the FAKE_LARGE pattern for value @v. */
+static uint8_t large_byte(int32_t v, size_t i) {
+    return (uint8_t)((i * 131u + (uint32_t)v) >> 3);
+}
 
 typedef struct fake {
     int lfd, port;
@@ -43,6 +49,7 @@ typedef struct fake {
     int avs_versions[16], navs; /* ApiVersions versions received */
     int echo_seen, echo_version;
     int slow_left; /* Metadata answers that report topic "slow" as LEADER_NOT_AVAILABLE */
+    int dup_brokers; /* Metadata answers list brokers 1 and 3 twice each (second: port+1) */
     int stop;
     int fds[64], nfds;
     pthread_t ths[64];
@@ -128,9 +135,9 @@ static void answer_metadata(fake_t *fk, int fd, const sf_proto_RequestHeader_t *
     sf_arena_t arena;
     sf_proto_MetadataRequest_t req;
     sf_proto_MetadataResponse_t resp;
-    sf_proto_MetadataResponse_Broker_t broker;
+    sf_proto_MetadataResponse_Broker_t broker, dups[4];
     sf_proto_MetadataResponse_Topic_t *topics;
-    sf_proto_MetadataResponse_Partition_t parts[2];
+    sf_proto_MetadataResponse_Partition_t parts[3];
     int32_t replicas[1] = {1};
     sf_wbuf_t wb;
     int32_t i;
@@ -147,10 +154,19 @@ static void answer_metadata(fake_t *fk, int fd, const sf_proto_RequestHeader_t *
     broker.Rack.len = -1;
     resp.BrokersCount = 1;
     resp.Brokers = &broker;
+    if (fk->dup_brokers) { /* set before the fake starts answering */
+        for (i = 0; i < 4; i++) {
+            dups[i] = broker;
+            dups[i].NodeId = i < 2 ? 3 : 1;
+            dups[i].Port = fk->port + (i & 1);
+        }
+        resp.BrokersCount = 4;
+        resp.Brokers = dups;
+    }
     resp.ClusterId = sf_slice_cstr("fake-cluster");
     resp.ControllerId = 1;
-    for (i = 0; i < 2; i++) {
-        parts[i].PartitionIndex = i;
+    for (i = 0; i < 3; i++) {
+        parts[i].PartitionIndex = i % 2; /* the third lists partition 0 again */
         parts[i].LeaderId = 1;
         parts[i].LeaderEpoch = 7;
         parts[i].ReplicaNodesCount = 1;
@@ -158,11 +174,15 @@ static void answer_metadata(fake_t *fk, int fd, const sf_proto_RequestHeader_t *
         parts[i].IsrNodesCount = 1;
         parts[i].IsrNodes = replicas;
     }
+    parts[2].LeaderEpoch = 9;
     topics = calloc(req.TopicsCount > 0 ? (size_t)req.TopicsCount : 1, sizeof(*topics));
     for (i = 0; i < req.TopicsCount; i++) {
         topics[i].Name = req.Topics[i].Name;
         if (sf_slice_eq(req.Topics[i].Name, "missing")) {
             topics[i].ErrorCode = SF_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+        } else if (sf_slice_eq(req.Topics[i].Name, "dups")) {
+            topics[i].PartitionsCount = 3;
+            topics[i].Partitions = parts;
         } else if (sf_slice_eq(req.Topics[i].Name, "slow") && fake_take_slow(fk)) {
             topics[i].ErrorCode = SF_KERR_LEADER_NOT_AVAILABLE;
         } else {
@@ -235,6 +255,13 @@ static void *fconn_main(void *arg) {
             } else if (mode == FAKE_BAD_CORR) {
                 sf_wbuf_i32(&wb, v);
                 send_resp(fc->fd, h.CorrelationId + 1000, &wb);
+            } else if (mode == FAKE_LARGE) {
+                uint8_t *pat = sf_wbuf_reserve(&wb, 4 + (size_t)v);
+                size_t j;
+                sf_store_be32(pat, (uint32_t)v);
+                for (j = 0; j < (size_t)v; j++)
+                    pat[4 + j] = large_byte(v, j);
+                send_resp(fc->fd, h.CorrelationId, &wb);
             } else if (mode == FAKE_CLOSE_FIRST && fc->idx == 0 && echoes == 1) {
                 free(buf);
                 sf_wbuf_free(&wb);
@@ -567,6 +594,50 @@ START_TEST(test_metadata_and_routing) {
 }
 END_TEST
 
+/* A Metadata response listing a broker or a partition twice: the first listing of a broker
+ * wins, the last listing of a partition wins (the replaced replica lists are freed). */
+START_TEST(test_metadata_duplicates) {
+    fake_t *fk = fake_start(FAKE_NORMAL, 0);
+    sf_client_t *cl;
+    const sf_client_topic_t *t;
+    const sf_client_broker_t *b;
+    int n;
+    fk->dup_brokers = 1;
+    cl = client_for(fk->port, NULL, 0);
+    sf_client_lock(cl);
+    ck_assert_int_eq(sf_client_metadata_wait(cl, "dups", 0, sf_clock_mono_ms() + 10000), SF_OK);
+    t = sf_client_topic(cl, "dups");
+    ck_assert_ptr_nonnull(t);
+    ck_assert_int_eq(t->partition_count, 3);
+    ck_assert_int_eq(t->partitions[0].leader_epoch, 9);
+    ck_assert_int_eq(t->partitions[0].replica_count, 1);
+    ck_assert_int_eq(t->partitions[0].isr_count, 1);
+    ck_assert_int_eq(t->partitions[1].leader_epoch, 7);
+    ck_assert_int_eq(t->partitions[2].err, SF_KERR_LEADER_NOT_AVAILABLE);
+    ck_assert_int_eq(t->partitions[2].leader, -1);
+    b = sf_client_brokers(cl, &n);
+    ck_assert_int_eq(n, 2);
+    ck_assert_int_eq(b[0].id, 1);
+    ck_assert_int_eq(b[0].port, fk->port);
+    ck_assert_int_eq(b[1].id, 3);
+    ck_assert_int_eq(b[1].port, fk->port);
+    /* Topics merged into the cache before, between and after the cached ones. */
+    ck_assert_int_eq(sf_client_metadata_wait(cl, "zz", 0, sf_clock_mono_ms() + 10000), SF_OK);
+    ck_assert_int_eq(sf_client_metadata_wait(cl, "a", 0, sf_clock_mono_ms() + 10000), SF_OK);
+    ck_assert_int_eq(sf_client_metadata_wait(cl, "m", 0, sf_clock_mono_ms() + 10000), SF_OK);
+    ck_assert_int_eq(sf_client_metadata_wait(cl, "b", 0, sf_clock_mono_ms() + 10000), SF_OK);
+    ck_assert_ptr_nonnull(sf_client_topic(cl, "dups"));
+    ck_assert_str_eq(sf_client_topic(cl, "a")->name, "a");
+    ck_assert_str_eq(sf_client_topic(cl, "b")->name, "b");
+    ck_assert_str_eq(sf_client_topic(cl, "m")->name, "m");
+    ck_assert_str_eq(sf_client_topic(cl, "zz")->name, "zz");
+    ck_assert_ptr_null(sf_client_topic(cl, "c"));
+    sf_client_unlock(cl);
+    sf_client_destroy(cl);
+    fake_stop(fk);
+}
+END_TEST
+
 /* A topic being created (LEADER_NOT_AVAILABLE at first) is refreshed until it has its
  * partitions; sf_client_metadata_wait returns then. */
 START_TEST(test_metadata_settling) {
@@ -741,6 +812,55 @@ START_TEST(test_frame_cap) {
 }
 END_TEST
 
+/* FAKE_LARGE: the body is the value, then exactly that many pattern bytes. */
+static void large_done(sf_client_t *cl, int err, int32_t broker_id, int16_t version,
+                       sf_rbuf_t *body, void *arg) {
+    echo_t *e = arg;
+    int ok = 0;
+    if (body && sf_rbuf_i32(body) == e->value && sf_rbuf_remaining(body) == (size_t)e->value) {
+        sf_slice_t s = sf_rbuf_raw(body, (size_t)e->value);
+        int32_t j;
+        for (j = 0; !body->err && j < s.len && s.p[j] == large_byte(e->value, (size_t)j); j++)
+            ;
+        ok = !body->err && j == e->value;
+    }
+    echo_done(cl, err, broker_id, version, NULL, arg); /* lock held: nobody looks yet */
+    e->got = ok ? e->value : -1;
+}
+
+/* Pipelined responses of every size class (small, above the plain read size, above the
+ * largest single read, frames ending mid-read) arrive whole and in order. */
+START_TEST(test_large_frames) {
+    static const int32_t sizes[] = {0,         70000, 3 << 20, 100,    (5 << 20) + 3,
+                                    65536 - 8, 17,    200000,  1 << 20, 9};
+    enum { N = sizeof(sizes) / sizeof(sizes[0]) };
+    fake_t *fk = fake_start(FAKE_LARGE, 0);
+    sf_client_t *cl = client_for(fk->port, NULL, 0);
+    echo_t e[N];
+    int counter = 0, i, round;
+    sf_client_lock(cl);
+    for (round = 0; round < 2; round++) {
+        memset(e, 0, sizeof(e));
+        for (i = 0; i < N; i++) {
+            e[i].value = sizes[i];
+            e[i].counter = &counter;
+            ck_assert_int_eq(sf_client_request(cl, SF_CLIENT_ANY_BROKER, ECHO_API, 5,
+                                               echo_encode, large_done, &e[i], 20000, 0),
+                             SF_OK);
+        }
+        ck_assert_int_eq(wait_all(cl, e, N), 0);
+        for (i = 0; i < N; i++) {
+            ck_assert_int_eq(e[i].err, 0);
+            ck_assert_int_eq(e[i].got, sizes[i]);
+        }
+    }
+    sf_client_unlock(cl);
+    sf_client_destroy(cl);
+    ck_assert_int_eq(fake_get(fk, &fk->conns), 1);
+    fake_stop(fk);
+}
+END_TEST
+
 /* A response with someone else's correlation id closes the connection. */
 START_TEST(test_bad_correlation) {
     check_bad_frame(FAKE_BAD_CORR);
@@ -854,6 +974,8 @@ static Suite *client_suite(void) {
     tcase_add_test(core, test_no_response);
     tcase_add_test(core, test_queued_survives_reconnect);
     tcase_add_test(core, test_inflight_fails_on_close);
+    tcase_add_test(core, test_large_frames);
+    tcase_add_test(limits, test_metadata_duplicates);
     tcase_add_test(limits, test_frame_cap);
     tcase_add_test(limits, test_bad_correlation);
     tcase_add_test(limits, test_request_timeout);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "client.h"
 #include "clientconf.h"
 
 START_TEST(test_defaults) {
@@ -133,6 +134,11 @@ START_TEST(test_error_names) {
     ck_assert_int_eq(sf_error_retriable(SF_ERROR_TRANSPORT), 1);
     ck_assert_int_eq(sf_error_retriable(SF_ERROR_DESTROYED), 0);
     ck_assert_ptr_nonnull(sf_error_str(-999));
+    /* broker codes: only positive ones pass through, negative ones are never ours */
+    ck_assert_int_eq(sf_client_kerr(0), 0);
+    ck_assert_int_eq(sf_client_kerr(36), 36);
+    ck_assert_int_eq(sf_client_kerr(-1), SF_ERROR_UNKNOWN_SERVER);
+    ck_assert_int_eq(sf_client_kerr(-6), SF_ERROR_UNKNOWN_SERVER);
     ck_assert_ptr_nonnull(sf_version());
 }
 END_TEST

@@ -417,6 +417,9 @@ START_TEST(test_topic_wrong_types) {
         "{\"version\":1,\"partitions\":{\"1\":[1]}}",               /* does not start at 0 */
         "{\"version\":1,\"partitions\":{\"01\":[1],\"1\":[1]}}",    /* leading zero */
         "{\"version\":1,\"partitions\":{\"-1\":[1]}}",              /* negative */
+        "{\"version\":1,\"partitions\":{\"0\":[1],\"2147483648\":[1]}}", /* key > int32 */
+        "{\"version\":1,\"partitions\":{\"0\":[1],\"4294967297\":[1]}}", /* wraps to 1 */
+        "{\"version\":1,\"partitions\":{\"0\":[1],\"00000000001\":[1]}}",
         "{\"version\":1,\"partitions\":{\"a\":[1]}}",               /* not a number */
         "{\"version\":1,\"partitions\":{\"\":[1]}}",                /* empty key */
         "{\"version\":1,\"partitions\":{\"0\":[]}}",                /* no replicas */

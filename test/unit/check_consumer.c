@@ -623,6 +623,60 @@ START_TEST(test_lying_record_count) {
 }
 END_TEST
 
+/* Header values at the edges of their types: a BaseOffset whose batch would end past
+ * INT64_MAX, or a negative one, is malformed (it used to wrap around, the batch then looked
+ * already consumed and the position never moved); LastOffsetDelta INT32_MAX is legal; a
+ * timestamp sum that overflows wraps. */
+START_TEST(test_header_extremes) {
+    sf_wbuf_t wb;
+    sf_consumer_parse_t res;
+    sf_message_t *m;
+    size_t s1;
+    sf_wbuf_init(&wb);
+    s1 = add_batch(&wb, 0, 2);
+    add_batch(&wb, 2, 2);
+    /* BaseOffset is outside the CRC: checked both ways. */
+    sf_store_be64(wb.p + s1 + SF_RECBATCH_OFF_BASE_OFFSET, (uint64_t)(INT64_MAX - 1));
+    parse_expect(wb.p, wb.len, 0, 0, 1, 2, &res);
+    ck_assert_int_eq(res.err, SF_ERROR_MALFORMED);
+    sf_store_be64(wb.p + s1 + SF_RECBATCH_OFF_BASE_OFFSET, (uint64_t)(int64_t)-5);
+    parse_expect(wb.p, wb.len, 0, 0, 1, 2, &res);
+    ck_assert_int_eq(res.err, SF_ERROR_MALFORMED);
+    /* Alone, the bad batch must not look consumed either. */
+    ck_assert_int_eq(parse(wb.p + s1, wb.len - s1, 0, 0, CAP, &res), SF_OK);
+    ck_assert_ptr_null(res.chunk);
+    ck_assert_int_eq(res.err, SF_ERROR_MALFORMED);
+    ck_assert(res.next_offset == 0);
+    /* The largest BaseOffset whose batch still ends inside int64 decodes. */
+    sf_store_be64(wb.p + s1 + SF_RECBATCH_OFF_BASE_OFFSET, (uint64_t)(INT64_MAX - 2));
+    ck_assert_int_eq(parse(wb.p + s1, wb.len - s1, INT64_MAX - 2, 1, CAP, &res), SF_OK);
+    ck_assert_int_eq(res.err, 0);
+    ck_assert(res.next_offset == INT64_MAX);
+    ck_assert_uint_eq(sf_consumer_chunk_remaining(res.chunk), 2);
+    sf_consumer_chunk_drop(res.chunk);
+    sf_store_be64(wb.p + s1 + SF_RECBATCH_OFF_BASE_OFFSET, 2);
+    /* LastOffsetDelta INT32_MAX (a compacted batch's range may be that wide). */
+    sf_store_be32(wb.p + s1 + SF_RECBATCH_OFF_LAST_OFFSET_DELTA, INT32_MAX);
+    ck_assert_int_eq(parse(wb.p, wb.len, 0, 0, CAP, &res), SF_OK);
+    ck_assert_int_eq(res.err, 0);
+    ck_assert(res.next_offset == 2 + (int64_t)INT32_MAX + 1);
+    ck_assert_uint_eq(sf_consumer_chunk_remaining(res.chunk), 4);
+    sf_consumer_chunk_drop(res.chunk);
+    sf_store_be32(wb.p + s1 + SF_RECBATCH_OFF_LAST_OFFSET_DELTA, 1);
+    /* BaseTimestamp INT64_MAX plus the second record's delta of 10 wraps. */
+    sf_store_be64(wb.p + s1 + SF_RECBATCH_OFF_BASE_TIMESTAMP, (uint64_t)INT64_MAX);
+    ck_assert_int_eq(parse(wb.p, wb.len, 3, 0, CAP, &res), SF_OK);
+    ck_assert_int_eq(res.err, 0);
+    m = sf_consumer_chunk_take(res.chunk);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(m->offset == 3);
+    ck_assert(m->timestamp == INT64_MIN + 9);
+    sf_consumer_chunk_drop(res.chunk);
+    sf_message_destroy(m);
+    sf_wbuf_free(&wb);
+}
+END_TEST
+
 START_TEST(test_decompression_cap) {
     sf_wbuf_t wb;
     sf_consumer_parse_t res;
@@ -712,6 +766,7 @@ static Suite *consumer_suite(void) {
     tcase_add_test(limits, test_empty_and_tiny);
     tcase_add_test(limits, test_old_magic_and_bad_length);
     tcase_add_test(limits, test_lying_record_count);
+    tcase_add_test(limits, test_header_extremes);
     tcase_add_test(limits, test_decompression_cap);
     tcase_add_test(limits, test_garbage_compressed);
     tcase_add_test(limits, test_malformed_record);

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1062,6 +1064,93 @@ START_TEST(test_open_invalid) {
 }
 END_TEST
 
+
+/* A batch on disk whose BaseOffset plus LastOffsetDelta passes INT64_MAX (BaseOffset is not
+ * covered by the CRC) ends the log, by recovery and by a clean load alike. */
+START_TEST(test_recovery_offset_overflow) {
+    sf_log_config_t cfg;
+    sf_log_t *log;
+    char path[256];
+    int64_t starts[64], base;
+    uint8_t *orig, *bad;
+    size_t len;
+    int pass, variant;
+    const int64_t bases[2] = {INT64_MAX - 1, INT64_MAX - 2};
+
+    small_config(&cfg);
+    ck_assert_int_eq(sf_log_open(tmpdir, "t", 0, &cfg, 0, &log), SF_OK);
+    append_batch(log, 3, 40, 1000, 0);
+    append_batch(log, 3, 40, 1001, 0);
+    append_batch(log, 3, 40, 1002, 0); /* offsets 6..8: LastOffsetDelta 2 */
+    sf_log_close(log);
+    partition_file(path, sizeof(path), "t", 0, 0, ".log");
+    ck_assert_uint_eq(batch_starts(path, starts, 63), 3);
+    orig = read_file(path, &len);
+    bad = malloc(len);
+    ck_assert_ptr_nonnull(bad);
+    for (variant = 0; variant < 2; variant++) {
+        for (pass = 0; pass < 2; pass++) {
+            memcpy(bad, orig, len);
+            sf_recbatch_set_base_offset(bad + starts[2], bases[variant]);
+            write_file(path, bad, len);
+            /* pass 0: crash recovery (CRC checked); pass 1: clean load (headers only). */
+            ck_assert_int_eq(sf_log_open(tmpdir, "t", 0, &cfg, pass ? INT64_MAX : 0, &log),
+                             SF_OK);
+            ck_assert(sf_log_end_offset(log) == 6);
+            ck_assert_int_eq(file_size(path), starts[2]);
+            base = append_batch(log, 1, 10, 2000, 0);
+            ck_assert(base == 6);
+            sf_log_close(log);
+        }
+    }
+    free(bad);
+    free(orig);
+}
+END_TEST
+
+/* An index file far larger than its .log could need is rebuilt without being read in: with
+ * the address space capped below its size, the log still opens. */
+START_TEST(test_index_oversized) {
+    sf_log_config_t cfg;
+    sf_log_t *log;
+    char path[256];
+    int fd, status;
+    pid_t pid;
+
+    small_config(&cfg);
+    ck_assert_int_eq(sf_log_open(tmpdir, "t", 0, &cfg, 0, &log), SF_OK);
+    append_batch(log, 3, 400, 1000, 0);
+    append_batch(log, 3, 400, 1001, 0);
+    sf_log_close(log);
+    partition_file(path, sizeof(path), "t", 0, 0, ".index");
+    fd = open(path, O_WRONLY);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(ftruncate(fd, (off_t)2 << 30), 0); /* sparse: 2 GiB of entries */
+    close(fd);
+
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        struct rlimit rl;
+        int ok;
+        rl.rlim_cur = rl.rlim_max = (rlim_t)1 << 30;
+        if (setrlimit(RLIMIT_AS, &rl) < 0)
+            _exit(2);
+        /* A clean load of the active segment reads its index into memory. */
+        ok = sf_log_open(tmpdir, "t", 0, &cfg, INT64_MAX, &log) == SF_OK &&
+             sf_log_end_offset(log) == 6;
+        if (ok)
+            sf_log_close(log);
+        _exit(ok ? 0 : 1);
+    }
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status));
+    ck_assert_int_eq(WEXITSTATUS(status), 0);
+    /* The rebuild rewrote the index at its real size. */
+    ck_assert_int_lt(file_size(path), 4096);
+}
+END_TEST
+
 /* ---- logdir ---- */
 
 static void defaults(sf_log_config_t *cfg) {
@@ -1261,6 +1350,49 @@ START_TEST(test_logdir_broker_id) {
 }
 END_TEST
 
+/* Checkpoint numbers out of range make the file malformed (every log recovers from 0) rather
+ * than wrapping into another partition's entry or into "nothing to recover". */
+START_TEST(test_logdir_checkpoint_bounds) {
+    sf_log_config_t cfg;
+    sf_logdir_t *ld;
+    sf_log_t *a;
+    char err[256], path[256], file[300];
+    size_t i;
+    static const struct {
+        const char *text;
+        int64_t rp;
+    } cases[] = {
+        {"0\n1\na 0 3\n", 3},
+        {"0\n1\na 0 3 \r\n", 3},           /* trailing white space */
+        {"0\n1\na 4294967296 3\n", 0},      /* partition wraps to 0 in 32 bits */
+        {"0\n1\na 0 99999999999999999999\n", 0}, /* offset past INT64_MAX */
+        {"0\n1\na 0 9223372036854775807\n", 0},  /* INT64_MAX means "clean" */
+        {"0\n1\na 0 -1\n", 0},
+        {"0\n1000000000\na 0 3\n", 0},     /* more entries claimed than present */
+        {"0\n99999999999\na 0 3\n", 0},
+        {"1\n1\na 0 3\n", 0},               /* unknown version */
+        {"0\n1\na 0 3x\n", 0},
+    };
+
+    defaults(&cfg);
+    snprintf(path, sizeof(path), "%s/data", tmpdir);
+    snprintf(file, sizeof(file), "%s/%s", path, SF_LOGDIR_RECOVERY_CHECKPOINT);
+    ck_assert_int_eq(sf_logdir_open(path, &cfg, &ld, err, sizeof(err)), SF_OK);
+    ck_assert_int_eq(sf_logdir_create(ld, "a", 0, NULL, &a), SF_OK);
+    append_batch(a, 4, 10, 1, 0);
+    ck_assert_int_eq(sf_logdir_close(ld, 0), SF_OK);
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        write_file(file, (const uint8_t *)cases[i].text, strlen(cases[i].text));
+        ck_assert_int_eq(sf_logdir_open(path, &cfg, &ld, err, sizeof(err)), SF_OK);
+        a = sf_logdir_get(ld, "a", 0);
+        ck_assert_ptr_nonnull(a);
+        ck_assert_msg(sf_log_recovery_point(a) == cases[i].rp, "case %zu", i);
+        ck_assert(sf_log_end_offset(a) == 4);
+        ck_assert_int_eq(sf_logdir_close(ld, 0), SF_OK);
+    }
+}
+END_TEST
+
 START_TEST(test_logdir_errors) {
     sf_log_config_t cfg;
     sf_logdir_t *ld, *ld2;
@@ -1336,6 +1468,9 @@ static Suite *log_suite(void) {
     tcase_add_test(limits, test_index_rebuild);
     tcase_add_test(limits, test_open_invalid);
     tcase_add_test(limits, test_logdir_errors);
+    tcase_add_test(limits, test_recovery_offset_overflow);
+    tcase_add_test(limits, test_index_oversized);
+    tcase_add_test(limits, test_logdir_checkpoint_bounds);
     suite_add_tcase(s, core);
     suite_add_tcase(s, limits);
     return s;

@@ -778,6 +778,86 @@ END_TEST
  * Limits
  * ------------------------------------------------------------------------------------------ */
 
+/* Split where some records grow when re-encoded (a timestamp delta of 0 becomes a large one
+ * against the new batch's first timestamp) into small reused buffers: every record must come
+ * out whole, with its timestamp, headers and report entry, and the memory change add up. */
+START_TEST(test_split_regrow) {
+    sf_producer_accconf_t c = test_conf();
+    sf_producer_acc_t acc;
+    sf_producer_topic_t *t;
+    sf_producer_part_t *part;
+    sf_producer_batch_t *a, *x;
+    sf_header_t h = {"hkey", "hvalue", 6};
+    const int64_t far = INT64_C(1) << 50;
+    char val[32];
+    int i, n = 0, opaque[12];
+    int64_t delta = 0, mem = 0, amem;
+    c.batch_size = 64; /* new batches start small and grow */
+    ck_assert_int_eq(sf_producer_acc_init(&acc, &c, 1), SF_OK);
+    t = test_topic(&acc, "t", 1, NULL, 0);
+    part = t->parts[0];
+    /* Fill the batch cache with small buffers. */
+    for (i = 0; i < 3; i++)
+        append(&acc, t, 0, &(sf_record_t){.topic = "t", .value = "x", .value_len = 1}, 1, 1);
+    while ((x = part->head)) {
+        x = sf_producer_acc_take(&acc, part);
+        sf_producer_acc_done(&acc, x);
+        sf_producer_acc_release(&acc, x);
+    }
+    for (i = 0; i < 12; i++) {
+        sf_record_t r;
+        size_t charged, fixed;
+        int ev;
+        snprintf(val, sizeof(val), "v%d", i);
+        r = rec_kv("t", i % 3 ? "k" : NULL, val);
+        r.headers = &h;
+        r.header_count = i % 2;
+        fixed = sf_producer_record_fixed_size(&r);
+        /* Alternate: the first batch has deltas 0 and -far; later batches may start at 0. */
+        ck_assert_int_eq(sf_producer_acc_append(&acc, part, &r, fixed, i % 2 ? 0 : far, 10,
+                                                dummy_cb, &opaque[i], &charged, &ev),
+                         SF_OK);
+    }
+    ck_assert_ptr_eq(part->head, part->tail);
+    a = sf_producer_acc_take(&acc, part);
+    amem = (int64_t)a->mem;
+    ck_assert_int_eq(sf_producer_acc_split(&acc, a, &delta), SF_OK);
+    for (x = part->head; x; x = x->next) {
+        sf_recbatch_iter_t it;
+        sf_recbatch_record_t rec;
+        sf_recbatch_rechdr_t rh;
+        sf_rbuf_t hb;
+        int32_t k;
+        ck_assert_int_eq(sf_producer_batch_close(x, SF_COMPRESS_NONE, -1), SF_OK);
+        ck_assert_int_eq(sf_recbatch_validate(x->wire, x->wire_len, NULL), SF_OK);
+        ck_assert_int_eq(sf_recbatch_iter_init(&it, x->wire, x->wire_len), SF_OK);
+        ck_assert_uint_le(x->len, x->cap);
+        for (k = 0; k < x->count; k++, n++) {
+            ck_assert_int_eq(sf_recbatch_iter_next(&it, &rec), SF_OK);
+            snprintf(val, sizeof(val), "v%d", n);
+            ck_assert_int_eq(rec.value.len, (int32_t)strlen(val));
+            ck_assert_int_eq(memcmp(rec.value.p, val, strlen(val)), 0);
+            ck_assert_int_eq(rec.key.len, n % 3 ? 1 : -1);
+            ck_assert_int_eq(rec.timestamp, n % 2 ? 0 : far);
+            ck_assert_int_eq(rec.header_count, n % 2);
+            if (n % 2) {
+                sf_rbuf_init(&hb, rec.headers_raw.p, (size_t)rec.headers_raw.len);
+                ck_assert_int_eq(sf_recbatch_rechdr_read(&hb, &rh), SF_OK);
+                ck_assert(sf_slice_eq(rh.key, "hkey"));
+                ck_assert_int_eq(rh.value.len, 6);
+            }
+            ck_assert_ptr_eq(x->meta[k].opaque, &opaque[n]);
+            ck_assert_uint_lt(x->meta[k].pos, x->len);
+        }
+        ck_assert_int_eq(x->ncb, x->count);
+        mem += (int64_t)x->mem;
+    }
+    ck_assert_int_eq(n, 12);
+    ck_assert_int_eq(delta, mem - amem);
+    sf_producer_acc_free(&acc);
+}
+END_TEST
+
 START_TEST(test_record_size_limits) {
     sf_record_t r = rec_kv("t", "k", "v");
     sf_header_t bad = {NULL, "v", 1};
@@ -913,6 +993,7 @@ static Suite *producer_suite(void) {
     tcase_add_test(core, test_roundtrip_none);
     tcase_add_loop_test(core, test_roundtrip_codecs, 0, 4);
     tcase_add_test(core, test_incompressible_falls_back);
+    tcase_add_test(limits, test_split_regrow);
     tcase_add_test(limits, test_record_size_limits);
     tcase_add_test(limits, test_append_limits);
     tcase_add_test(limits, test_topics_and_metadata);

@@ -20,6 +20,8 @@
 #include "err.h"
 #include "proto.h"
 
+#include "../proto_codecs.h"
+
 #define S(lit) {(const uint8_t *)(lit), (int32_t)(sizeof(lit) - 1)}
 #define NUL {NULL, -1}
 #define N(arr) ((int32_t)(sizeof(arr) / sizeof((arr)[0])))
@@ -622,39 +624,6 @@ static void check_AlterConfigsResponse(const void *m, int16_t v) {
 /* ------------------------------------------------------------------------------------------
  * Message table: type-erased codec entry points, the sample and its check.
  * ------------------------------------------------------------------------------------------ */
-
-typedef int (*decode_fn)(sf_rbuf_t *, int16_t, sf_arena_t *, void *);
-typedef int (*encode_fn)(sf_wbuf_t *, int16_t, const void *);
-
-#define CODEC(M)                                                                              \
-    static int dec_##M(sf_rbuf_t *rb, int16_t v, sf_arena_t *a, void *m) {                    \
-        return sf_proto_##M##_decode(rb, v, a, m);                                            \
-    }                                                                                         \
-    static int enc_##M(sf_wbuf_t *wb, int16_t v, const void *m) {                             \
-        return sf_proto_##M##_encode(wb, v, m);                                               \
-    }
-CODEC(ProduceRequest)
-CODEC(ProduceResponse)
-CODEC(FetchRequest)
-CODEC(FetchResponse)
-CODEC(ListOffsetsRequest)
-CODEC(ListOffsetsResponse)
-CODEC(MetadataRequest)
-CODEC(MetadataResponse)
-CODEC(ApiVersionsRequest)
-CODEC(ApiVersionsResponse)
-CODEC(CreateTopicsRequest)
-CODEC(CreateTopicsResponse)
-CODEC(DeleteTopicsRequest)
-CODEC(DeleteTopicsResponse)
-CODEC(DescribeConfigsRequest)
-CODEC(DescribeConfigsResponse)
-CODEC(CreatePartitionsRequest)
-CODEC(CreatePartitionsResponse)
-CODEC(AlterConfigsRequest)
-CODEC(AlterConfigsResponse)
-CODEC(IncrementalAlterConfigsRequest)
-CODEC(IncrementalAlterConfigsResponse)
 
 typedef struct msgdef {
     const char *name; /* as in the golden table */
