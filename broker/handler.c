@@ -206,42 +206,73 @@ static sf_log_t *leader_log(sf_handler_t *h, const char *topic, int32_t partitio
  * ApiVersions
  * ------------------------------------------------------------------------------------------ */
 
+/* The APIs this broker answers and the versions it advertises (DESIGN.md section 2). */
+typedef struct api_range {
+    int16_t key, min, max;
+} api_range_t;
+
+static const api_range_t apis[] = {
+    {SF_PROTO_API_Produce, 0, 8},
+    {SF_PROTO_API_Fetch, 4, 11},
+    {SF_PROTO_API_ListOffsets, 1, 5},
+    {SF_PROTO_API_Metadata, 0, 8},
+    {SF_PROTO_API_ApiVersions, 0, 3},
+    {SF_PROTO_API_CreateTopics, 2, 4},
+    {SF_PROTO_API_DeleteTopics, 1, 3},
+    {SF_PROTO_API_DescribeConfigs, 0, 3},
+    {SF_PROTO_API_AlterConfigs, 0, 1},
+    {SF_PROTO_API_CreatePartitions, 0, 1},
+    {SF_PROTO_API_IncrementalAlterConfigs, 0, 1},
+};
+
+static int version_supported(int16_t key, int16_t ver) {
+    size_t i;
+    for (i = 0; i < sizeof(apis) / sizeof(apis[0]); i++)
+        if (apis[i].key == key)
+            return ver >= apis[i].min && ver <= apis[i].max;
+    return 0;
+}
+
 static void handle_ApiVersions(sf_handler_t *h, sf_req_t *req) {
     int16_t ver = req->hdr.RequestApiVersion;
+    size_t n = sizeof(apis) / sizeof(apis[0]), i;
     sf_proto_ApiVersionsRequest_t areq;
     sf_proto_ApiVersionsResponse_t resp;
-    const sf_proto_api_t *apis;
-    size_t n, i;
+    sf_proto_ApiVersionsResponse_ApiVersion_t own;
     sf_wbuf_t wb;
     int rc;
     (void)h;
 
     sf_wbuf_init(&wb);
-    if (!sf_proto_version_supported(SF_PROTO_API_ApiVersions, ver)) {
-        sf_proto_ApiVersionsResponse_encode_error(&wb, SF_KERR_UNSUPPORTED_VERSION);
+    sf_proto_ApiVersionsResponse_init(&resp);
+    if (!version_supported(SF_PROTO_API_ApiVersions, ver)) {
+        /* A v0 body with UNSUPPORTED_VERSION and ApiVersions' own range (KIP-511), so the
+         * client can retry with a version both speak. */
+        sf_proto_ApiVersionsResponse_ApiVersion_init(&own);
+        own.ApiKey = SF_PROTO_API_ApiVersions;
+        own.MinVersion = 0;
+        own.MaxVersion = 3;
+        resp.ErrorCode = SF_KERR_UNSUPPORTED_VERSION;
+        resp.ApiKeysCount = 1;
+        resp.ApiKeys = &own;
+        sf_proto_ApiVersionsResponse_encode(&wb, 0, &resp);
         respond(req, &wb);
         return;
     }
     rc = sf_proto_ApiVersionsRequest_decode(&req->body, ver, &req->arena, &areq);
-    memset(&resp, 0, sizeof(resp));
     if (rc != SF_OK) {
         /* Kafka answers a v3 request with bad client software fields with INVALID_REQUEST. */
         resp.ErrorCode = SF_KERR_INVALID_REQUEST;
     } else {
-        apis = sf_proto_api_all(&n);
         resp.ApiKeys = sf_arena_calloc(&req->arena, n, sizeof(*resp.ApiKeys));
         if (!resp.ApiKeys) {
             sf_req_close(req);
             return;
         }
         for (i = 0; i < n; i++) {
-            resp.ApiKeys[i].ApiKey = apis[i].ApiKey;
-            resp.ApiKeys[i].MinVersion = apis[i].MinVersion;
-            resp.ApiKeys[i].MaxVersion = apis[i].MaxVersion;
-            /* Produce v0-2 are advertised (librdkafka enables compression only when Produce
-             * v0 is) but answered with UNSUPPORTED_VERSION: magic < 2 is not stored. */
-            if (apis[i].ApiKey == SF_PROTO_API_Produce)
-                resp.ApiKeys[i].MinVersion = 0;
+            resp.ApiKeys[i].ApiKey = apis[i].key;
+            resp.ApiKeys[i].MinVersion = apis[i].min;
+            resp.ApiKeys[i].MaxVersion = apis[i].max;
         }
         resp.ApiKeysCount = (int32_t)n;
     }
@@ -292,7 +323,7 @@ static int broker_alive(const sf_cluster_snapshot_t *snap, int32_t id) {
 }
 
 static int fill_topic_metadata(sf_req_t *req, sf_cluster_snapshot_t *snap,
-                               const sf_cluster_topic_t *t, sf_proto_MetadataResponse_Topic_t *mt) {
+                               const sf_cluster_topic_t *t, sf_proto_MetadataResponse_MetadataResponseTopic_t *mt) {
     int p, i;
     mt->Name = sf_slice_cstr(t->name);
     mt->TopicAuthorizedOperations = INT32_MIN;
@@ -302,7 +333,7 @@ static int fill_topic_metadata(sf_req_t *req, sf_cluster_snapshot_t *snap,
     mt->PartitionsCount = t->npartitions;
     for (p = 0; p < t->npartitions; p++) {
         const sf_cluster_partition_t *cp = &t->partitions[p];
-        sf_proto_MetadataResponse_Partition_t *mp = &mt->Partitions[p];
+        sf_proto_MetadataResponse_MetadataResponsePartition_t *mp = &mt->Partitions[p];
         int noff = 0;
         mp->PartitionIndex = p;
         mp->LeaderEpoch = cp->leader_epoch;
@@ -397,7 +428,7 @@ static void metadata_answer(sf_handler_t *h, sf_req_t *req,
         if (!resp.Topics)
             goto nomem;
         for (i = 0; i < mreq->TopicsCount; i++) {
-            sf_proto_MetadataResponse_Topic_t *mt = &resp.Topics[i];
+            sf_proto_MetadataResponse_MetadataResponseTopic_t *mt = &resp.Topics[i];
             char *name = arena_str(req, mreq->Topics[i].Name);
             const sf_cluster_topic_t *t = name && snap ? sf_cluster_snapshot_topic(snap, name) : NULL;
             mt->Name = mreq->Topics[i].Name;
@@ -525,8 +556,8 @@ static void handle_Produce(sf_handler_t *h, sf_req_t *req) {
         goto nomem;
     resp.ResponsesCount = preq.TopicDataCount;
     for (t = 0; t < preq.TopicDataCount; t++) {
-        sf_proto_ProduceRequest_Topic_t *pt = &preq.TopicData[t];
-        sf_proto_ProduceResponse_Topic_t *rt = &resp.Responses[t];
+        sf_proto_ProduceRequest_TopicProduceData_t *pt = &preq.TopicData[t];
+        sf_proto_ProduceResponse_TopicProduceResponse_t *rt = &resp.Responses[t];
         char *topic = arena_str(req, pt->Name);
         rt->Name = pt->Name;
         rt->PartitionResponses = sf_arena_calloc(&req->arena, (size_t)pt->PartitionDataCount + 1,
@@ -535,8 +566,8 @@ static void handle_Produce(sf_handler_t *h, sf_req_t *req) {
             goto nomem;
         rt->PartitionResponsesCount = pt->PartitionDataCount;
         for (p = 0; p < pt->PartitionDataCount; p++) {
-            sf_proto_ProduceRequest_Partition_t *pp = &pt->PartitionData[p];
-            sf_proto_ProduceResponse_Partition_t *rp = &rt->PartitionResponses[p];
+            sf_proto_ProduceRequest_PartitionProduceData_t *pp = &pt->PartitionData[p];
+            sf_proto_ProduceResponse_PartitionProduceResponse_t *rp = &rt->PartitionResponses[p];
             sf_log_append_info_t info;
             sf_kerr_t kerr;
             sf_log_t *log;
@@ -606,7 +637,7 @@ static void release_slices(sf_proto_FetchResponse_t *resp) {
     int t, p;
     for (t = 0; t < resp->ResponsesCount; t++)
         for (p = 0; p < resp->Responses[t].PartitionsCount; p++) {
-            sf_proto_FetchResponse_Partition_t *rp = &resp->Responses[t].Partitions[p];
+            sf_proto_FetchResponse_PartitionData_t *rp = &resp->Responses[t].Partitions[p];
             if (rp->RecordsRef) {
                 sf_log_slice_release(((sf_log_slice_t *)rp->RecordsRef)->seg);
                 rp->RecordsRef = NULL;
@@ -637,8 +668,8 @@ static fetch_ctx_t *fetch_ctx_new(sf_req_t *req, const sf_proto_FetchRequest_t *
         return NULL;
     fc->resp.ResponsesCount = freq->TopicsCount;
     for (t = 0; t < freq->TopicsCount; t++) {
-        const sf_proto_FetchRequest_Topic_t *ft = &freq->Topics[t];
-        sf_proto_FetchResponse_Topic_t *rt = &fc->resp.Responses[t];
+        const sf_proto_FetchRequest_FetchTopic_t *ft = &freq->Topics[t];
+        sf_proto_FetchResponse_FetchableTopicResponse_t *rt = &fc->resp.Responses[t];
         rt->Topic = ft->Topic;
         rt->Partitions = sf_arena_calloc(&req->arena, (size_t)ft->PartitionsCount + 1,
                                          sizeof(*rt->Partitions));
@@ -662,11 +693,11 @@ static int64_t fetch_read(sf_handler_t *h, fetch_ctx_t *fc) {
     int t, p;
 
     for (t = 0; t < freq->TopicsCount; t++) {
-        const sf_proto_FetchRequest_Topic_t *ft = &freq->Topics[t];
-        sf_proto_FetchResponse_Topic_t *rt = &fc->resp.Responses[t];
+        const sf_proto_FetchRequest_FetchTopic_t *ft = &freq->Topics[t];
+        sf_proto_FetchResponse_FetchableTopicResponse_t *rt = &fc->resp.Responses[t];
         for (p = 0; p < ft->PartitionsCount; p++, slice++) {
-            const sf_proto_FetchRequest_Partition_t *fp = &ft->Partitions[p];
-            sf_proto_FetchResponse_Partition_t *rp = &rt->Partitions[p];
+            const sf_proto_FetchRequest_FetchPartition_t *fp = &ft->Partitions[p];
+            sf_proto_FetchResponse_PartitionData_t *rp = &rt->Partitions[p];
             sf_kerr_t kerr;
             sf_log_t *log;
             int32_t max;
@@ -874,8 +905,8 @@ static void handle_ListOffsets(sf_handler_t *h, sf_req_t *req) {
         goto nomem;
     resp.TopicsCount = lreq.TopicsCount;
     for (t = 0; t < lreq.TopicsCount; t++) {
-        sf_proto_ListOffsetsRequest_Topic_t *lt = &lreq.Topics[t];
-        sf_proto_ListOffsetsResponse_Topic_t *rt = &resp.Topics[t];
+        sf_proto_ListOffsetsRequest_ListOffsetsTopic_t *lt = &lreq.Topics[t];
+        sf_proto_ListOffsetsResponse_ListOffsetsTopicResponse_t *rt = &resp.Topics[t];
         char *topic = arena_str(req, lt->Name);
         rt->Name = lt->Name;
         rt->Partitions = sf_arena_calloc(&req->arena, (size_t)lt->PartitionsCount + 1, sizeof(*rt->Partitions));
@@ -883,8 +914,8 @@ static void handle_ListOffsets(sf_handler_t *h, sf_req_t *req) {
             goto nomem;
         rt->PartitionsCount = lt->PartitionsCount;
         for (p = 0; p < lt->PartitionsCount; p++) {
-            sf_proto_ListOffsetsRequest_Partition_t *lp = &lt->Partitions[p];
-            sf_proto_ListOffsetsResponse_Partition_t *rp = &rt->Partitions[p];
+            sf_proto_ListOffsetsRequest_ListOffsetsPartition_t *lp = &lt->Partitions[p];
+            sf_proto_ListOffsetsResponse_ListOffsetsPartitionResponse_t *rp = &rt->Partitions[p];
             const sf_cluster_partition_t *cp;
             sf_kerr_t kerr;
             sf_log_t *log = leader_log(h, topic, lp->PartitionIndex, &kerr);
@@ -959,20 +990,28 @@ static void admin_respond(admin_op_t *op) {
         sf_proto_DeleteTopicsResponse_encode(&wb, ver, &resp);
     } else if (op->kind == ADMIN_CONFIGS) {
         /* AlterConfigs and IncrementalAlterConfigs answer in the same layout. */
-        sf_proto_AlterConfigsResponse_t resp;
-        memset(&resp, 0, sizeof(resp));
-        resp.Responses = arr = calloc((size_t)op->nitems + 1, sizeof(*resp.Responses));
-        for (i = 0; resp.Responses && i < op->nitems; i++) {
-            resp.Responses[i].ErrorCode = op->items[i].error;
-            resp.Responses[i].ErrorMessage = sf_slice_cstr(op->items[i].message);
-            resp.Responses[i].ResourceType = op->items[i].resource_type;
-            resp.Responses[i].ResourceName = op->items[i].resource_name;
-        }
-        resp.ResponsesCount = resp.Responses ? op->nitems : 0;
-        if (req->hdr.RequestApiKey == SF_PROTO_API_IncrementalAlterConfigs)
+#define FILL_ALTER_RESPONSE(resp)                                                             \
+    do {                                                                                      \
+        memset(&resp, 0, sizeof(resp));                                                       \
+        resp.Responses = arr = calloc((size_t)op->nitems + 1, sizeof(*resp.Responses));       \
+        for (i = 0; resp.Responses && i < op->nitems; i++) {                                  \
+            resp.Responses[i].ErrorCode = op->items[i].error;                                 \
+            resp.Responses[i].ErrorMessage = sf_slice_cstr(op->items[i].message);             \
+            resp.Responses[i].ResourceType = op->items[i].resource_type;                      \
+            resp.Responses[i].ResourceName = op->items[i].resource_name;                      \
+        }                                                                                     \
+        resp.ResponsesCount = resp.Responses ? op->nitems : 0;                                \
+    } while (0)
+        if (req->hdr.RequestApiKey == SF_PROTO_API_IncrementalAlterConfigs) {
+            sf_proto_IncrementalAlterConfigsResponse_t resp;
+            FILL_ALTER_RESPONSE(resp);
             sf_proto_IncrementalAlterConfigsResponse_encode(&wb, ver, &resp);
-        else
+        } else {
+            sf_proto_AlterConfigsResponse_t resp;
+            FILL_ALTER_RESPONSE(resp);
             sf_proto_AlterConfigsResponse_encode(&wb, ver, &resp);
+        }
+#undef FILL_ALTER_RESPONSE
     } else {
         sf_proto_CreatePartitionsResponse_t resp;
         memset(&resp, 0, sizeof(resp));
@@ -1233,7 +1272,7 @@ static void handle_CreateTopics(sf_handler_t *h, sf_req_t *req) {
     dup_find(keys, creq.TopicsCount, dup);
     free(keys);
     for (i = 0; i < creq.TopicsCount; i++) {
-        sf_proto_CreateTopicsRequest_Topic_t *ct = &creq.Topics[i];
+        sf_proto_CreateTopicsRequest_CreatableTopic_t *ct = &creq.Topics[i];
         admin_item_t *it = &op->items[i];
         int32_t nparts = ct->NumPartitions;
         int16_t rf = ct->ReplicationFactor;
@@ -1281,7 +1320,7 @@ static void handle_CreateTopics(sf_handler_t *h, sf_req_t *req) {
             for (z = 0; z < (size_t)nparts * (size_t)(rf > 0 ? rf : 1); z++)
                 assignment[z] = -1;
             for (j = 0; j < nparts && it->error == SF_KERR_NONE; j++) {
-                const sf_proto_CreateTopicsRequest_Assignment_t *a = &ct->Assignments[j];
+                const sf_proto_CreateTopicsRequest_CreatableReplicaAssignment_t *a = &ct->Assignments[j];
                 if (a->PartitionIndex < 0 || a->PartitionIndex >= nparts || a->BrokerIdsCount != rf ||
                     rf <= 0 || assignment[(size_t)a->PartitionIndex * (size_t)rf] != -1) {
                     it->error = SF_KERR_INVALID_REPLICA_ASSIGNMENT;
@@ -1410,7 +1449,7 @@ static void handle_CreatePartitions(sf_handler_t *h, sf_req_t *req) {
     }
     op->validate_only = creq.ValidateOnly;
     for (i = 0; i < creq.TopicsCount; i++) {
-        sf_proto_CreatePartitionsRequest_Topic_t *ct = &creq.Topics[i];
+        sf_proto_CreatePartitionsRequest_CreatePartitionsTopic_t *ct = &creq.Topics[i];
         admin_item_t *it = &op->items[i];
         const sf_cluster_topic_t *t;
         int32_t *assignment = NULL;
@@ -1479,7 +1518,7 @@ static void handle_CreatePartitions(sf_handler_t *h, sf_req_t *req) {
 #define SOURCE_STATIC_BROKER 4
 #define SOURCE_DEFAULT 5
 
-static int key_wanted(const sf_proto_DescribeConfigsRequest_Resource_t *res, const char *name) {
+static int key_wanted(const sf_proto_DescribeConfigsRequest_DescribeConfigsResource_t *res, const char *name) {
     int i;
     if (res->ConfigurationKeysCount < 0)
         return 1;
@@ -1509,8 +1548,8 @@ static void handle_DescribeConfigs(sf_handler_t *h, sf_req_t *req) {
         goto nomem;
     resp.ResultsCount = dreq.ResourcesCount;
     for (i = 0; i < dreq.ResourcesCount; i++) {
-        const sf_proto_DescribeConfigsRequest_Resource_t *res = &dreq.Resources[i];
-        sf_proto_DescribeConfigsResponse_Result_t *rr = &resp.Results[i];
+        const sf_proto_DescribeConfigsRequest_DescribeConfigsResource_t *res = &dreq.Resources[i];
+        sf_proto_DescribeConfigsResponse_DescribeConfigsResult_t *rr = &resp.Results[i];
         sf_broker_topic_config_t tc[32];
         char *name = arena_str(req, res->ResourceName);
         const sf_cluster_topic_t *t = NULL;
@@ -1542,7 +1581,7 @@ static void handle_DescribeConfigs(sf_handler_t *h, sf_req_t *req) {
         if (!rr->Configs)
             goto nomem;
         for (j = 0; j < n; j++) {
-            sf_proto_DescribeConfigsResponse_Config_t *c;
+            sf_proto_DescribeConfigsResponse_DescribeConfigsResourceResult_t *c;
             /* Broker resources use the broker key names (log.* for the log settings). */
             const char *cname =
                 res->ResourceType == RESOURCE_BROKER ? tc[j].broker_name : tc[j].name;
@@ -1712,8 +1751,8 @@ static char *list_edit(sf_req_t *req, const char *old, const char *arg, int subt
 
 /* A resource to change, from either request: AlterConfigs' are rewritten as SET operations
  * (where a null value means unset). */
-typedef sf_proto_IncrementalAlterConfigsRequest_Resource_t config_resource_t;
-typedef sf_proto_IncrementalAlterConfigsRequest_Config_t config_change_t;
+typedef sf_proto_IncrementalAlterConfigsRequest_AlterConfigsResource_t config_resource_t;
+typedef sf_proto_IncrementalAlterConfigsRequest_AlterableConfig_t config_change_t;
 
 static int config_find(const sf_cluster_config_entry_t *cfgs, int n, const char *name) {
     int i;
@@ -1976,7 +2015,7 @@ static void handle_AlterConfigs(sf_handler_t *h, sf_req_t *req) {
     if (!res)
         goto nomem;
     for (i = 0; i < areq.ResourcesCount; i++) {
-        const sf_proto_AlterConfigsRequest_Resource_t *ar = &areq.Resources[i];
+        const sf_proto_AlterConfigsRequest_AlterConfigsResource_t *ar = &areq.Resources[i];
         res[i].ResourceType = ar->ResourceType;
         res[i].ResourceName = ar->ResourceName;
         res[i].ConfigsCount = ar->ConfigsCount;
@@ -2021,7 +2060,7 @@ void sf_handler_dispatch(sf_req_t *req, void *arg) {
         handle_ApiVersions(h, req);
         return;
     }
-    if (!sf_proto_version_supported(key, ver) && !(key == SF_PROTO_API_Produce && ver >= 0 && ver < 3)) {
+    if (!version_supported(key, ver)) {
         sf_log(SF_LOG_INFO, "PROTOERR", "%s: unsupported request %s (key %d) v%d",
                sf_conn_peer(req->conn), sf_proto_api_name(key), key, ver);
         respond_unsupported(req);

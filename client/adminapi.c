@@ -246,7 +246,7 @@ typedef struct admin_describe {
 static int admin_metadata_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
     admin_describe_t *d = arg;
     sf_proto_MetadataRequest_t req;
-    sf_proto_MetadataRequest_Topic_t *topics = NULL;
+    sf_proto_MetadataRequest_MetadataRequestTopic_t *topics = NULL;
     size_t i;
     int rc;
 
@@ -315,7 +315,7 @@ static int admin_metadata_copy(const sf_proto_MetadataResponse_t *resp,
         if (info->brokers == NULL)
             goto nomem;
         for (i = 0; i < resp->BrokersCount; i++) {
-            const sf_proto_MetadataResponse_Broker_t *pb = &resp->Brokers[i];
+            const sf_proto_MetadataResponse_MetadataResponseBroker_t *pb = &resp->Brokers[i];
             sf_broker_info_t *b = &info->brokers[info->broker_count++];
 
             b->id = pb->NodeId;
@@ -334,7 +334,7 @@ static int admin_metadata_copy(const sf_proto_MetadataResponse_t *resp,
         if (info->topics == NULL)
             goto nomem;
         for (i = 0; i < resp->TopicsCount; i++) {
-            const sf_proto_MetadataResponse_Topic_t *pt = &resp->Topics[i];
+            const sf_proto_MetadataResponse_MetadataResponseTopic_t *pt = &resp->Topics[i];
             sf_topic_info_t *t = &info->topics[info->topic_count++];
 
             t->err = sf_client_kerr(pt->ErrorCode);
@@ -349,7 +349,7 @@ static int admin_metadata_copy(const sf_proto_MetadataResponse_t *resp,
             if (t->partitions == NULL)
                 goto nomem;
             for (j = 0; j < pt->PartitionsCount; j++) {
-                const sf_proto_MetadataResponse_Partition_t *pp = &pt->Partitions[j];
+                const sf_proto_MetadataResponse_MetadataResponsePartition_t *pp = &pt->Partitions[j];
                 sf_partition_info_t *p = &t->partitions[t->partition_count++];
 
                 p->id = pp->PartitionIndex;
@@ -444,8 +444,8 @@ void sf_cluster_info_destroy(sf_cluster_info_t *info) {
 static int admin_create_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
     admin_topic_op_t *op = arg;
     sf_proto_CreateTopicsRequest_t req;
-    sf_proto_CreateTopicsRequest_Topic_t topic;
-    sf_proto_CreateTopicsRequest_Config_t *configs = NULL;
+    sf_proto_CreateTopicsRequest_CreatableTopic_t topic;
+    sf_proto_CreateTopicsRequest_CreatableTopicConfig_t *configs = NULL;
     size_t i;
     int rc;
 
@@ -562,7 +562,7 @@ int sf_admin_delete_topic(sf_admin_t *a, const char *topic, int timeout_ms, char
 static int admin_partitions_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
     admin_topic_op_t *op = arg;
     sf_proto_CreatePartitionsRequest_t req;
-    sf_proto_CreatePartitionsRequest_Topic_t topic;
+    sf_proto_CreatePartitionsRequest_CreatePartitionsTopic_t topic;
 
     memset(&req, 0, sizeof req);
     memset(&topic, 0, sizeof topic);
@@ -617,7 +617,7 @@ typedef struct admin_configs {
 static int admin_configs_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
     admin_configs_t *c = arg;
     sf_proto_DescribeConfigsRequest_t req;
-    sf_proto_DescribeConfigsRequest_Resource_t res;
+    sf_proto_DescribeConfigsRequest_DescribeConfigsResource_t res;
 
     memset(&req, 0, sizeof req);
     memset(&res, 0, sizeof res);
@@ -633,7 +633,7 @@ static int admin_configs_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
 }
 
 static int admin_configs_copy(admin_configs_t *c, int16_t version,
-                              const sf_proto_DescribeConfigsResponse_Result_t *res) {
+                              const sf_proto_DescribeConfigsResponse_DescribeConfigsResult_t *res) {
     int32_t i;
     int rc;
 
@@ -644,7 +644,7 @@ static int admin_configs_copy(admin_configs_t *c, int16_t version,
     if (c->entries == NULL)
         return SF_ERROR_NOMEM;
     for (i = 0; i < res->ConfigsCount; i++) {
-        const sf_proto_DescribeConfigsResponse_Config_t *pc = &res->Configs[i];
+        const sf_proto_DescribeConfigsResponse_DescribeConfigsResourceResult_t *pc = &res->Configs[i];
         sf_config_entry_t *e = &c->entries[c->count++];
 
         if ((rc = admin_strdup(pc->Name, &e->name)) != SF_OK)
@@ -759,8 +759,8 @@ void sf_config_entries_destroy(sf_config_entry_t *entries, size_t count) {
 static int admin_alter_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
     admin_topic_op_t *op = arg;
     sf_proto_IncrementalAlterConfigsRequest_t req;
-    sf_proto_IncrementalAlterConfigsRequest_Resource_t res;
-    sf_proto_IncrementalAlterConfigsRequest_Config_t *configs;
+    sf_proto_IncrementalAlterConfigsRequest_AlterConfigsResource_t res;
+    sf_proto_IncrementalAlterConfigsRequest_AlterableConfig_t *configs;
     size_t i;
     int rc;
 

@@ -543,7 +543,7 @@ int16_t sf_conn_api_version(const sf_conn_t *conn, int16_t api_key, int16_t max_
     if (!conn->api_known) {
         /* No ApiVersions answer: assume what this library's codec knows, capped by the
          * caller's maximum. */
-        const sf_proto_api_t *api = sf_proto_api_get(api_key);
+        const sf_proto_spec_t *api = sf_proto_spec_get(api_key);
         return api && api->MaxVersion < max_version ? api->MaxVersion : max_version;
     }
     if (api_key < 0 || api_key >= SF_CONN_NAPI || conn->api_max[api_key] < 0)

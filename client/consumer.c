@@ -849,8 +849,8 @@ typedef struct lo_req {
 
 static int lo_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
     lo_req_t *lo = arg;
-    sf_proto_ListOffsetsRequest_Partition_t rp;
-    sf_proto_ListOffsetsRequest_Topic_t rt;
+    sf_proto_ListOffsetsRequest_ListOffsetsPartition_t rp;
+    sf_proto_ListOffsetsRequest_ListOffsetsTopic_t rt;
     sf_proto_ListOffsetsRequest_t req;
     rp.PartitionIndex = lo->partition;
     rp.CurrentLeaderEpoch = -1;
@@ -879,11 +879,11 @@ static int lo_decode(sf_rbuf_t *body, int16_t version, void *arg) {
     }
     rc = SF_ERROR_MALFORMED; /* unless the partition is in the answer */
     for (t = 0; t < resp.TopicsCount; t++) {
-        const sf_proto_ListOffsetsResponse_Topic_t *rt = &resp.Topics[t];
+        const sf_proto_ListOffsetsResponse_ListOffsetsTopicResponse_t *rt = &resp.Topics[t];
         if (!sf_slice_eq(rt->Name, lo->topic))
             continue;
         for (p = 0; p < rt->PartitionsCount; p++) {
-            const sf_proto_ListOffsetsResponse_Partition_t *rp = &rt->Partitions[p];
+            const sf_proto_ListOffsetsResponse_ListOffsetsPartitionResponse_t *rp = &rt->Partitions[p];
             if (rp->PartitionIndex != lo->partition)
                 continue;
             lo->kerr = rp->ErrorCode;
@@ -982,8 +982,8 @@ typedef struct fetch_req {
     int n, ntopics;
     int32_t max_wait, min_bytes, max_bytes;
     fetch_ent_t *ents;                         /* grouped by topic, as in the request */
-    sf_proto_FetchRequest_Topic_t *topics;
-    sf_proto_FetchRequest_Partition_t *fparts; /* parallel to ents */
+    sf_proto_FetchRequest_FetchTopic_t *topics;
+    sf_proto_FetchRequest_FetchPartition_t *fparts; /* parallel to ents */
 } fetch_req_t;
 
 static void fetch_req_free(fetch_req_t *fr) {
@@ -1037,7 +1037,7 @@ static void fetch_part_failed(sf_consumer_t *c, sf_client_t *cl, cpart_t *part, 
 }
 
 static void fetch_partition(sf_consumer_t *c, sf_client_t *cl, fetch_ent_t *ent,
-                            const sf_proto_FetchResponse_Partition_t *rp) {
+                            const sf_proto_FetchResponse_PartitionData_t *rp) {
     const sf_clientconf_t *conf = conf_of(cl);
     cpart_t *part = ent->part;
     int err = sf_client_kerr(rp->ErrorCode);
@@ -1156,9 +1156,9 @@ static void fetch_done(sf_client_t *cl, int err, int32_t broker_id, int16_t vers
     }
     if (!err) {
         for (t = 0; t < resp.ResponsesCount; t++) {
-            const sf_proto_FetchResponse_Topic_t *rt = &resp.Responses[t];
+            const sf_proto_FetchResponse_FetchableTopicResponse_t *rt = &resp.Responses[t];
             for (p = 0; p < rt->PartitionsCount; p++) {
-                const sf_proto_FetchResponse_Partition_t *rp = &rt->Partitions[p];
+                const sf_proto_FetchResponse_PartitionData_t *rp = &rt->Partitions[p];
                 fetch_ent_t *ent = fetch_find(fr, rt->Topic, rp->PartitionIndex, &hint);
                 if (!ent || ent->done)
                     continue;
@@ -1228,7 +1228,7 @@ static void fetch_send(sf_consumer_t *c, sf_client_t *cl, const fetch_cand_t *ca
     fr->max_bytes = conf->fetch_max_bytes;
     for (i = 0; i < n; i++) {
         cpart_t *part = cands[i].part;
-        sf_proto_FetchRequest_Partition_t *fp = &fr->fparts[i];
+        sf_proto_FetchRequest_FetchPartition_t *fp = &fr->fparts[i];
         if (i == 0 || strcmp(part->topic, cands[i - 1].part->topic) != 0) {
             fr->topics[ntopics].Topic = sf_slice_cstr(part->topic);
             fr->topics[ntopics].Partitions = fp;

@@ -213,7 +213,7 @@ typedef struct md_req {
 static int md_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
     md_req_t *r = arg;
     sf_proto_MetadataRequest_t req;
-    sf_proto_MetadataRequest_Topic_t *topics = NULL;
+    sf_proto_MetadataRequest_MetadataRequestTopic_t *topics = NULL;
     int i, rc;
     memset(&req, 0, sizeof(req));
     if (r->n > 0 && !(topics = calloc((size_t)r->n, sizeof(*topics))))
@@ -241,7 +241,7 @@ static int bref_cmp(const void *a, const void *b) {
     return x->at < y->at ? -1 : x->at > y->at;
 }
 
-static sf_client_topic_t *topic_build(const sf_proto_MetadataResponse_Topic_t *mt) {
+static sf_client_topic_t *topic_build(const sf_proto_MetadataResponse_MetadataResponseTopic_t *mt) {
     sf_client_topic_t *t = calloc(1, sizeof(*t));
     int32_t i, count = mt->PartitionsCount > 0 ? mt->PartitionsCount : 0;
     if (!t)
@@ -260,7 +260,7 @@ static sf_client_topic_t *topic_build(const sf_proto_MetadataResponse_Topic_t *m
         t->partitions[i].err = SF_KERR_LEADER_NOT_AVAILABLE; /* until the broker lists it */
     }
     for (i = 0; i < mt->PartitionsCount; i++) {
-        const sf_proto_MetadataResponse_Partition_t *mp = &mt->Partitions[i];
+        const sf_proto_MetadataResponse_MetadataResponsePartition_t *mp = &mt->Partitions[i];
         sf_client_partition_t *p;
         if (mp->PartitionIndex < 0 || mp->PartitionIndex >= count)
             continue; /* ids are 0..count-1; anything else is not addressable */
@@ -421,7 +421,7 @@ static void md_apply(sf_client_t *cl, const sf_proto_MetadataResponse_t *resp, c
         return;
     }
     for (i = 0; i < resp->BrokersCount; i++) {
-        const sf_proto_MetadataResponse_Broker_t *mb = &resp->Brokers[i];
+        const sf_proto_MetadataResponse_MetadataResponseBroker_t *mb = &resp->Brokers[i];
         if (mb->NodeId < 0 || mb->Host.len <= 0 || mb->Port <= 0 || mb->Port > 65535)
             continue;
         refs[nrefs].id = mb->NodeId;
@@ -431,7 +431,7 @@ static void md_apply(sf_client_t *cl, const sf_proto_MetadataResponse_t *resp, c
     if (nrefs > 1)
         qsort(refs, (size_t)nrefs, sizeof(*refs), bref_cmp);
     for (j = 0; j < nrefs; j++) {
-        const sf_proto_MetadataResponse_Broker_t *mb = &resp->Brokers[refs[j].at];
+        const sf_proto_MetadataResponse_MetadataResponseBroker_t *mb = &resp->Brokers[refs[j].at];
         if (k > 0 && nb[k - 1].id == mb->NodeId)
             continue;
         nb[k].id = mb->NodeId;

@@ -826,8 +826,8 @@ typedef struct prod_req {
     int n;
     sf_producer_batch_t **batches;   /* n, grouped by topic */
     sf_proto_ProduceRequest_t msg;
-    sf_proto_ProduceRequest_Topic_t *topics;
-    sf_proto_ProduceRequest_Partition_t *parts;
+    sf_proto_ProduceRequest_TopicProduceData_t *topics;
+    sf_proto_ProduceRequest_PartitionProduceData_t *parts;
     /* per batch result from the response */
     int16_t *codes;
     int64_t *offsets, *times;
@@ -1028,9 +1028,9 @@ static void prod_response(sf_client_t *cl, int err, int32_t broker_id, int16_t v
             err = SF_ERROR_MALFORMED;
         } else {
             for (i = 0; i < resp.ResponsesCount; i++) {
-                sf_proto_ProduceResponse_Topic_t *rt = &resp.Responses[i];
+                sf_proto_ProduceResponse_TopicProduceResponse_t *rt = &resp.Responses[i];
                 for (j = 0; j < rt->PartitionResponsesCount; j++) {
-                    sf_proto_ProduceResponse_Partition_t *rp = &rt->PartitionResponses[j];
+                    sf_proto_ProduceResponse_PartitionProduceResponse_t *rp = &rt->PartitionResponses[j];
                     int at = req_find(req, rt->Name, rp->Index, hint);
                     if (at < 0)
                         continue;
@@ -1074,8 +1074,8 @@ static int part_cmp(const void *a, const void *b) {
 /* Allocate a request for up to @n batches (one allocation). */
 static prod_req_t *req_new(sf_producer_t *p, int32_t broker, int n) {
     size_t sz = sizeof(prod_req_t) + (size_t)n * (sizeof(sf_producer_batch_t *) +
-                                                  sizeof(sf_proto_ProduceRequest_Topic_t) +
-                                                  sizeof(sf_proto_ProduceRequest_Partition_t) +
+                                                  sizeof(sf_proto_ProduceRequest_TopicProduceData_t) +
+                                                  sizeof(sf_proto_ProduceRequest_PartitionProduceData_t) +
                                                   2 * sizeof(int64_t) + sizeof(int16_t) + 1);
     prod_req_t *req = calloc(1, sz);
     uint8_t *q;
@@ -1088,10 +1088,10 @@ static prod_req_t *req_new(sf_producer_t *p, int32_t broker, int n) {
     q += (size_t)n * sizeof(int64_t);
     req->batches = (sf_producer_batch_t **)q;
     q += (size_t)n * sizeof(sf_producer_batch_t *);
-    req->topics = (sf_proto_ProduceRequest_Topic_t *)q;
-    q += (size_t)n * sizeof(sf_proto_ProduceRequest_Topic_t);
-    req->parts = (sf_proto_ProduceRequest_Partition_t *)q;
-    q += (size_t)n * sizeof(sf_proto_ProduceRequest_Partition_t);
+    req->topics = (sf_proto_ProduceRequest_TopicProduceData_t *)q;
+    q += (size_t)n * sizeof(sf_proto_ProduceRequest_TopicProduceData_t);
+    req->parts = (sf_proto_ProduceRequest_PartitionProduceData_t *)q;
+    q += (size_t)n * sizeof(sf_proto_ProduceRequest_PartitionProduceData_t);
     req->codes = (int16_t *)q;
     q += (size_t)n * sizeof(int16_t);
     req->found = (char *)q;

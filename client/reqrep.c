@@ -77,7 +77,7 @@ typedef struct create_req {
 
 static int create_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
     create_req_t *cr = arg;
-    sf_proto_CreateTopicsRequest_Topic_t t;
+    sf_proto_CreateTopicsRequest_CreatableTopic_t t;
     sf_proto_CreateTopicsRequest_t req;
     /* The broker's default partition count and replication factor need v4. */
     if (version < 4)

@@ -2,7 +2,8 @@
  *
  * Input: one request frame without its 4-byte size prefix (request header, then body). The
  * header is decoded, then the body as the request of that API/version; the same body bytes are
- * also fed to the matching response decoder (the client side). Whatever decodes is encoded
+ * also fed to the matching response decoder (the client side). Every API of the generated codec
+ * is covered (sf_proto_spec_get). Whatever decodes is encoded
  * again, and the encoding must decode and re-encode to the same bytes (a codec that cannot
  * read its own output aborts here). The arena is capped like the broker's: 4x the input plus
  * 64 KiB.
@@ -22,73 +23,18 @@
 #include "err.h"
 #include "proto.h"
 
-#include "../proto_codecs.h"
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+typedef int (*decode_fn)(sf_rbuf_t *rb, int16_t version, sf_arena_t *arena, void *m);
+typedef int (*encode_fn)(sf_wbuf_t *wb, int16_t version, const void *m);
+
+/* One side (request or response) of an API of the generated codec. */
 typedef struct codec {
     int16_t api_key;
+    size_t size;
     decode_fn decode;
     encode_fn encode;
 } codec_t;
-
-#define REQ(M, key) {key, dec_##M##Request, enc_##M##Request}
-#define RESP(M, key) {key, dec_##M##Response, enc_##M##Response}
-
-static const codec_t requests[] = {
-    REQ(Produce, SF_PROTO_API_Produce),         REQ(Fetch, SF_PROTO_API_Fetch),
-    REQ(ListOffsets, SF_PROTO_API_ListOffsets), REQ(Metadata, SF_PROTO_API_Metadata),
-    REQ(ApiVersions, SF_PROTO_API_ApiVersions), REQ(CreateTopics, SF_PROTO_API_CreateTopics),
-    REQ(DeleteTopics, SF_PROTO_API_DeleteTopics),
-    REQ(DescribeConfigs, SF_PROTO_API_DescribeConfigs),
-    REQ(CreatePartitions, SF_PROTO_API_CreatePartitions),
-    REQ(AlterConfigs, SF_PROTO_API_AlterConfigs),
-    REQ(IncrementalAlterConfigs, SF_PROTO_API_IncrementalAlterConfigs),
-};
-
-static const codec_t responses[] = {
-    RESP(Produce, SF_PROTO_API_Produce),         RESP(Fetch, SF_PROTO_API_Fetch),
-    RESP(ListOffsets, SF_PROTO_API_ListOffsets), RESP(Metadata, SF_PROTO_API_Metadata),
-    RESP(ApiVersions, SF_PROTO_API_ApiVersions), RESP(CreateTopics, SF_PROTO_API_CreateTopics),
-    RESP(DeleteTopics, SF_PROTO_API_DeleteTopics),
-    RESP(DescribeConfigs, SF_PROTO_API_DescribeConfigs),
-    RESP(CreatePartitions, SF_PROTO_API_CreatePartitions),
-    RESP(AlterConfigs, SF_PROTO_API_AlterConfigs),
-    RESP(IncrementalAlterConfigs, SF_PROTO_API_IncrementalAlterConfigs),
-};
-
-/* Large enough for any message struct. */
-typedef union anymsg {
-    sf_proto_ProduceRequest_t a;
-    sf_proto_ProduceResponse_t b;
-    sf_proto_FetchRequest_t c;
-    sf_proto_FetchResponse_t d;
-    sf_proto_ListOffsetsRequest_t e;
-    sf_proto_ListOffsetsResponse_t f;
-    sf_proto_MetadataRequest_t g;
-    sf_proto_MetadataResponse_t h;
-    sf_proto_ApiVersionsRequest_t i;
-    sf_proto_ApiVersionsResponse_t j;
-    sf_proto_CreateTopicsRequest_t k;
-    sf_proto_CreateTopicsResponse_t l;
-    sf_proto_DeleteTopicsRequest_t m;
-    sf_proto_DeleteTopicsResponse_t n;
-    sf_proto_DescribeConfigsRequest_t o;
-    sf_proto_DescribeConfigsResponse_t p;
-    sf_proto_CreatePartitionsRequest_t q;
-    sf_proto_CreatePartitionsResponse_t r;
-    sf_proto_AlterConfigsRequest_t s;
-    sf_proto_AlterConfigsResponse_t t; /* also IncrementalAlterConfigsResponse */
-    sf_proto_IncrementalAlterConfigsRequest_t u;
-} anymsg_t;
-
-static const codec_t *find(const codec_t *tab, size_t n, int16_t api_key) {
-    size_t i;
-    for (i = 0; i < n; i++)
-        if (tab[i].api_key == api_key)
-            return &tab[i];
-    return NULL;
-}
 
 static void fail(const char *what, int16_t key, int16_t version, int rc) {
     fprintf(stderr, "fuzz_request: %s (api %d v%d): %s\n", what, key, version, sf_err_str(rc));
@@ -98,53 +44,61 @@ static void fail(const char *what, int16_t key, int16_t version, int rc) {
 /* Decode @body with @c; if it decodes, check encode -> decode -> encode is stable. */
 static void exercise(const codec_t *c, int16_t version, const uint8_t *body, size_t size,
                      sf_arena_t *arena) {
-    anymsg_t msg, again;
+    void *msg = malloc(c->size), *again = malloc(c->size);
     sf_wbuf_t wb1, wb2;
     sf_rbuf_t rb;
     int rc;
+    if (!msg || !again)
+        fail("out of memory", c->api_key, version, SF_ERR_NOMEM);
     sf_rbuf_init(&rb, body, size);
-    rc = c->decode(&rb, version, arena, &msg);
+    rc = c->decode(&rb, version, arena, msg);
     if (rc != SF_OK) {
         if (rc != SF_ERR_MALFORMED && rc != SF_ERR_NOMEM && rc != SF_ERR_UNSUPPORTED)
             fail("unexpected decode result", c->api_key, version, rc);
+        free(msg);
+        free(again);
         return;
     }
     if (rb.pos > size)
         fail("decoder read past the end", c->api_key, version, rc);
     sf_wbuf_init(&wb1);
     sf_wbuf_init(&wb2);
-    if ((rc = c->encode(&wb1, version, &msg)) != SF_OK)
+    if ((rc = c->encode(&wb1, version, msg)) != SF_OK)
         fail("decoded message does not encode", c->api_key, version, rc);
     sf_rbuf_init(&rb, wb1.p, wb1.len);
-    rc = c->decode(&rb, version, arena, &again);
+    rc = c->decode(&rb, version, arena, again);
     if (rc == SF_OK && rb.pos != wb1.len)
         rc = SF_ERR_MALFORMED;
     if (rc != SF_OK && rc != SF_ERR_NOMEM) /* the capped arena may run out on the second pass */
         fail("encoded message does not decode", c->api_key, version, rc);
     if (rc == SF_OK) {
-        if ((rc = c->encode(&wb2, version, &again)) != SF_OK)
+        if ((rc = c->encode(&wb2, version, again)) != SF_OK)
             fail("re-decoded message does not encode", c->api_key, version, rc);
         if (wb1.len != wb2.len || (wb1.len && memcmp(wb1.p, wb2.p, wb1.len) != 0))
             fail("encoding is not stable", c->api_key, version, SF_OK);
     }
     sf_wbuf_free(&wb1);
     sf_wbuf_free(&wb2);
+    free(msg);
+    free(again);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     sf_proto_RequestHeader_t hdr;
-    const codec_t *c;
+    const sf_proto_spec_t *spec;
     sf_arena_t arena;
     sf_rbuf_t rb;
     sf_arena_init(&arena, 4 * size + 64 * 1024);
     sf_rbuf_init(&rb, data, size);
-    if (sf_proto_RequestHeader_decode(&rb, &hdr) == SF_OK) {
+    if (sf_proto_RequestHeader_decode(&rb, &hdr) == SF_OK &&
+        (spec = sf_proto_spec_get(hdr.RequestApiKey))) {
         const uint8_t *body = data + rb.pos;
         size_t len = size - rb.pos;
-        if ((c = find(requests, sizeof(requests) / sizeof(requests[0]), hdr.RequestApiKey)))
-            exercise(c, hdr.RequestApiVersion, body, len, &arena);
-        if ((c = find(responses, sizeof(responses) / sizeof(responses[0]), hdr.RequestApiKey)))
-            exercise(c, hdr.RequestApiVersion, body, len, &arena);
+        codec_t req = {spec->ApiKey, spec->RequestSize, spec->RequestDecode, spec->RequestEncode};
+        codec_t resp = {spec->ApiKey, spec->ResponseSize, spec->ResponseDecode,
+                        spec->ResponseEncode};
+        exercise(&req, hdr.RequestApiVersion, body, len, &arena);
+        exercise(&resp, hdr.RequestApiVersion, body, len, &arena);
     }
     sf_arena_reset(&arena);
     return 0;

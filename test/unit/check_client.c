@@ -93,12 +93,13 @@ static int send_resp(int fd, int32_t corr, const sf_wbuf_t *body) {
 }
 
 static void answer_apiversions(fake_t *fk, int fd, const sf_proto_RequestHeader_t *h) {
-    sf_proto_ApiVersionsResponse_ApiKey_t keys[] = {
-        {SF_PROTO_API_Metadata, 0, 8},
-        {SF_PROTO_API_ApiVersions, 0, (int16_t)fk->avs_max},
-        {ECHO_API, 1, 4},
+    sf_proto_ApiVersionsResponse_ApiVersion_t keys[] = {
+        {.ApiKey = SF_PROTO_API_Metadata, .MinVersion = 0, .MaxVersion = 8},
+        {.ApiKey = SF_PROTO_API_ApiVersions, .MinVersion = 0, .MaxVersion = (int16_t)fk->avs_max},
+        {.ApiKey = ECHO_API, .MinVersion = 1, .MaxVersion = 4},
     };
-    sf_proto_ApiVersionsResponse_t resp = {0, 3, keys, 0};
+    sf_proto_ApiVersionsResponse_t resp = {.ErrorCode = 0, .ApiKeysCount = 3, .ApiKeys = keys,
+                                           .ThrottleTimeMs = 0, .FinalizedFeaturesEpoch = -1};
     sf_wbuf_t wb;
     sf_wbuf_init(&wb);
     pthread_mutex_lock(&fk->mu);
@@ -107,9 +108,11 @@ static void answer_apiversions(fake_t *fk, int fd, const sf_proto_RequestHeader_
     pthread_mutex_unlock(&fk->mu);
     if (h->RequestApiVersion > fk->avs_max) {
         /* v0 error body listing ApiVersions' own range */
-        sf_proto_ApiVersionsResponse_ApiKey_t own = {SF_PROTO_API_ApiVersions, 0,
-                                                     (int16_t)fk->avs_max};
-        sf_proto_ApiVersionsResponse_t err = {SF_KERR_UNSUPPORTED_VERSION, 1, &own, 0};
+        sf_proto_ApiVersionsResponse_ApiVersion_t own = {
+            .ApiKey = SF_PROTO_API_ApiVersions, .MinVersion = 0, .MaxVersion = (int16_t)fk->avs_max};
+        sf_proto_ApiVersionsResponse_t err = {.ErrorCode = SF_KERR_UNSUPPORTED_VERSION,
+                                              .ApiKeysCount = 1, .ApiKeys = &own,
+                                              .ThrottleTimeMs = 0, .FinalizedFeaturesEpoch = -1};
         ck_assert_int_eq(sf_proto_ApiVersionsResponse_encode(&wb, 0, &err), SF_OK);
     } else {
         ck_assert_int_eq(sf_proto_ApiVersionsResponse_encode(&wb, h->RequestApiVersion, &resp),
@@ -135,9 +138,9 @@ static void answer_metadata(fake_t *fk, int fd, const sf_proto_RequestHeader_t *
     sf_arena_t arena;
     sf_proto_MetadataRequest_t req;
     sf_proto_MetadataResponse_t resp;
-    sf_proto_MetadataResponse_Broker_t broker, dups[4];
-    sf_proto_MetadataResponse_Topic_t *topics;
-    sf_proto_MetadataResponse_Partition_t parts[3];
+    sf_proto_MetadataResponse_MetadataResponseBroker_t broker, dups[4];
+    sf_proto_MetadataResponse_MetadataResponseTopic_t *topics;
+    sf_proto_MetadataResponse_MetadataResponsePartition_t parts[3];
     int32_t replicas[1] = {1};
     sf_wbuf_t wb;
     int32_t i;
