@@ -16,19 +16,21 @@
 #include "clock.h"
 #include "cluster.h"
 #include "err.h"
-#include "handler.h"
+#include "dispatch.h"
 #include "logdir.h"
 #include "logging.h"
+#include "purgatory.h"
 #include "server.h"
+#include "topiccfg.h"
 
 struct sf_broker {
     struct event_base *base;
     const sf_brokercfg_t *cfg;
-    sf_log_config_t logcfg; /* broker-wide defaults for every log */
     sf_logdir_t **logdirs;
     size_t nlogdirs;
     sf_server_t *server;
-    sf_handler_t *handler;
+    sf_purgatory_t *purgatory;
+    sf_topiccfg_ctx_t topiccfg;
     sf_cluster_t *cluster;
     sf_cluster_snapshot_t *snap; /* our reference to the newest snapshot */
     struct event *retention_ev;
@@ -38,131 +40,6 @@ struct sf_broker {
     int stopping;
     int exit_code;
 };
-
-/* Topic-level configs that change how a partition's log behaves, with the broker setting they
- * override (Kafka's topic config names). */
-typedef enum { TC_SEGMENT_BYTES, TC_SEGMENT_MS, TC_RETENTION_MS, TC_RETENTION_BYTES,
-               TC_MAX_MESSAGE_BYTES, TC_FLUSH_MESSAGES, TC_FLUSH_MS, TC_INDEX_INTERVAL,
-               TC_SEGMENT_INDEX_BYTES, TC_MIN_INSYNC, TC_CLEANUP_POLICY, TC_COMPRESSION,
-               TC_TIMESTAMP_TYPE, TC_COUNT } topic_config_id_t;
-
-static const char *const topic_config_names[TC_COUNT] = {
-    [TC_SEGMENT_BYTES] = "segment.bytes",
-    [TC_SEGMENT_MS] = "segment.ms",
-    [TC_RETENTION_MS] = "retention.ms",
-    [TC_RETENTION_BYTES] = "retention.bytes",
-    [TC_MAX_MESSAGE_BYTES] = "max.message.bytes",
-    [TC_FLUSH_MESSAGES] = "flush.messages",
-    [TC_FLUSH_MS] = "flush.ms",
-    [TC_INDEX_INTERVAL] = "index.interval.bytes",
-    [TC_SEGMENT_INDEX_BYTES] = "segment.index.bytes",
-    [TC_MIN_INSYNC] = "min.insync.replicas",
-    [TC_CLEANUP_POLICY] = "cleanup.policy",
-    [TC_COMPRESSION] = "compression.type",
-    [TC_TIMESTAMP_TYPE] = "message.timestamp.type",
-};
-
-/* The broker settings the topic configs override (Kafka's synonyms). */
-static const char *const topic_config_broker_names[TC_COUNT] = {
-    [TC_SEGMENT_BYTES] = "log.segment.bytes",
-    [TC_SEGMENT_MS] = "log.roll.ms",
-    [TC_RETENTION_MS] = "log.retention.ms",
-    [TC_RETENTION_BYTES] = "log.retention.bytes",
-    [TC_MAX_MESSAGE_BYTES] = "message.max.bytes",
-    [TC_FLUSH_MESSAGES] = "log.flush.interval.messages",
-    [TC_FLUSH_MS] = "log.flush.interval.ms",
-    [TC_INDEX_INTERVAL] = "log.index.interval.bytes",
-    [TC_SEGMENT_INDEX_BYTES] = "log.index.size.max.bytes",
-    [TC_MIN_INSYNC] = "min.insync.replicas",
-    [TC_CLEANUP_POLICY] = "log.cleanup.policy",
-    [TC_COMPRESSION] = "compression.type",
-    [TC_TIMESTAMP_TYPE] = "log.message.timestamp.type",
-};
-
-/* The broker's default for topic config @id, as text. */
-static void topic_config_default(const sf_broker_t *b, int id, char *buf, size_t size) {
-    const sf_log_config_t *lc = &b->logcfg;
-    switch (id) {
-    case TC_SEGMENT_BYTES: snprintf(buf, size, "%" PRId64, lc->segment_bytes); break;
-    case TC_SEGMENT_MS: snprintf(buf, size, "%" PRId64, lc->roll_ms); break;
-    case TC_RETENTION_MS: snprintf(buf, size, "%" PRId64, lc->retention_ms); break;
-    case TC_RETENTION_BYTES: snprintf(buf, size, "%" PRId64, lc->retention_bytes); break;
-    case TC_MAX_MESSAGE_BYTES: snprintf(buf, size, "%" PRId32, lc->max_message_bytes); break;
-    case TC_FLUSH_MESSAGES: snprintf(buf, size, "%" PRId64, lc->flush_messages); break;
-    case TC_FLUSH_MS: snprintf(buf, size, "%" PRId64, lc->flush_ms); break;
-    case TC_INDEX_INTERVAL: snprintf(buf, size, "%" PRId32, lc->index_interval_bytes); break;
-    case TC_SEGMENT_INDEX_BYTES: snprintf(buf, size, "%" PRId64, lc->index_max_bytes); break;
-    case TC_MIN_INSYNC: snprintf(buf, size, "%" PRId32, b->cfg->min_insync_replicas); break;
-    case TC_CLEANUP_POLICY: snprintf(buf, size, "delete"); break;
-    case TC_COMPRESSION: snprintf(buf, size, "producer"); break;
-    case TC_TIMESTAMP_TYPE: snprintf(buf, size, "CreateTime"); break;
-    default: buf[0] = '\0';
-    }
-}
-
-size_t sf_broker_topic_configs(const sf_broker_t *b, const sf_cluster_topic_t *topic,
-                               sf_broker_topic_config_t *out, size_t max) {
-    size_t n = 0;
-    int id;
-    for (id = 0; id < TC_COUNT && n < max; id++, n++) {
-        const char *v = topic ? sf_cluster_topic_config(topic, topic_config_names[id]) : NULL;
-        out[n].name = topic_config_names[id];
-        out[n].broker_name = topic_config_broker_names[id];
-        out[n].is_default = v == NULL;
-        if (v)
-            snprintf(out[n].value, sizeof(out[n].value), "%s", v);
-        else
-            topic_config_default(b, id, out[n].value, sizeof(out[n].value));
-    }
-    return n;
-}
-
-int sf_broker_topic_config_known(const char *name) {
-    int id;
-    for (id = 0; id < TC_COUNT; id++)
-        if (!strcmp(name, topic_config_names[id]))
-            return 1;
-    return 0;
-}
-
-/* Parse a topic config integer; keep @dflt when absent or not a number. */
-static int64_t topic_int(const sf_cluster_topic_t *topic, int id, int64_t dflt) {
-    const char *v = sf_cluster_topic_config(topic, topic_config_names[id]);
-    char *end;
-    long long x;
-    if (!v)
-        return dflt;
-    errno = 0;
-    x = strtoll(v, &end, 10);
-    if (errno || end == v || *end)
-        return dflt;
-    return x;
-}
-
-/* The same for an int32 setting: a value outside int32's range (ZooKeeper can hold anything)
- * keeps the default rather than wrapping. */
-static int32_t topic_int32(const sf_cluster_topic_t *topic, int id, int32_t dflt) {
-    int64_t x = topic_int(topic, id, dflt);
-    return x < INT32_MIN || x > INT32_MAX ? dflt : (int32_t)x;
-}
-
-static void topic_log_config(const sf_broker_t *b, const sf_cluster_topic_t *topic,
-                             sf_log_config_t *lc) {
-    *lc = b->logcfg;
-    if (!topic || !topic->nconfigs)
-        return;
-    lc->segment_bytes = topic_int(topic, TC_SEGMENT_BYTES, lc->segment_bytes);
-    lc->roll_ms = topic_int(topic, TC_SEGMENT_MS, lc->roll_ms);
-    lc->retention_ms = topic_int(topic, TC_RETENTION_MS, lc->retention_ms);
-    lc->retention_bytes = topic_int(topic, TC_RETENTION_BYTES, lc->retention_bytes);
-    lc->max_message_bytes =
-        topic_int32(topic, TC_MAX_MESSAGE_BYTES, lc->max_message_bytes);
-    lc->flush_messages = topic_int(topic, TC_FLUSH_MESSAGES, lc->flush_messages);
-    lc->flush_ms = topic_int(topic, TC_FLUSH_MS, lc->flush_ms);
-    lc->index_interval_bytes =
-        topic_int32(topic, TC_INDEX_INTERVAL, lc->index_interval_bytes);
-    lc->index_max_bytes = topic_int(topic, TC_SEGMENT_INDEX_BYTES, lc->index_max_bytes);
-}
 
 sf_log_t *sf_broker_log(sf_broker_t *b, const char *topic, int32_t partition) {
     size_t i;
@@ -218,7 +95,7 @@ static void sync_logs(sf_broker_t *b, const sf_cluster_snapshot_t *old,
     for (t = 0; t < snap->ntopics; t++) {
         const sf_cluster_topic_t *topic = &snap->topics[t];
         sf_log_config_t lc;
-        topic_log_config(b, topic, &lc);
+        sf_topiccfg_log_config(&b->topiccfg, topic, &lc);
         for (p = 0; p < topic->npartitions; p++) {
             const sf_cluster_partition_t *part = &topic->partitions[p];
             sf_log_t *log;
@@ -249,7 +126,7 @@ static void on_snapshot(void *arg, sf_cluster_snapshot_t *snap) {
     b->snap = sf_cluster_snapshot_ref(snap);
     sync_logs(b, old, snap);
     sf_cluster_snapshot_unref(old);
-    sf_handler_on_snapshot(b->handler);
+    sf_purgatory_notify(b->purgatory, sf_pkey_metadata());
 }
 
 static void on_ready(void *arg, int err, const char *errmsg) {
@@ -355,25 +232,19 @@ int sf_broker_new(struct event_base *base, const sf_brokercfg_t *cfg, sf_broker_
         snprintf(errstr, errstr_size, "out of memory");
         return SF_ERR_NOMEM;
     }
+    sf_log_config_t defaults;
+
     b->base = base;
     b->cfg = cfg;
-    sf_log_config_default(&b->logcfg);
-    b->logcfg.segment_bytes = cfg->log_segment_bytes;
-    b->logcfg.roll_ms = cfg->log_roll_ms;
-    b->logcfg.retention_ms = cfg->log_retention_ms;
-    b->logcfg.retention_bytes = cfg->log_retention_bytes;
-    b->logcfg.index_interval_bytes = cfg->log_index_interval_bytes;
-    b->logcfg.flush_messages = cfg->log_flush_interval_messages;
-    b->logcfg.flush_ms = cfg->log_flush_interval_ms;
-    b->logcfg.max_message_bytes = cfg->message_max_bytes;
-    b->logcfg.index_max_bytes = cfg->log_index_size_max_bytes;
+    b->topiccfg.cfg = cfg;
+    sf_topiccfg_log_config(&b->topiccfg, NULL, &defaults);
 
     rc = SF_ERR_NOMEM;
     b->logdirs = calloc(cfg->nlog_dirs, sizeof(*b->logdirs));
     if (!b->logdirs)
         goto nomem;
     for (i = 0; i < cfg->nlog_dirs; i++) {
-        rc = sf_logdir_open(cfg->log_dirs[i], &b->logcfg, &b->logdirs[i], errstr, errstr_size);
+        rc = sf_logdir_open(cfg->log_dirs[i], &defaults, &b->logdirs[i], errstr, errstr_size);
         if (rc != SF_OK)
             goto err;
         b->nlogdirs++;
@@ -387,11 +258,10 @@ int sf_broker_new(struct event_base *base, const sf_brokercfg_t *cfg, sf_broker_
         }
     }
 
-    b->handler = sf_handler_new(b);
-    if (!b->handler)
+    b->purgatory = sf_purgatory_new(base);
+    if (!b->purgatory)
         goto nomem;
-    rc = sf_server_new(base, cfg, sf_handler_dispatch, b->handler, &b->server, errstr,
-                       errstr_size);
+    rc = sf_server_new(base, cfg, sf_kafka_dispatch, b, &b->server, errstr, errstr_size);
     if (rc != SF_OK)
         goto err;
     rc = make_endpoints(b, errstr, errstr_size);
@@ -451,8 +321,8 @@ void sf_broker_shutdown(sf_broker_t *b) {
 #endif
     sf_server_stop_accepting(b->server);
     /* Answer the requests that are waiting, then close the connections. */
-    sf_handler_free(b->handler);
-    b->handler = NULL;
+    sf_purgatory_free(b->purgatory);
+    b->purgatory = NULL;
     sf_server_free(b->server);
     b->server = NULL;
     /* Closing the session removes the registration at once. */
@@ -486,7 +356,7 @@ void sf_broker_free(sf_broker_t *b) {
         return;
     if (b->retention_ev)
         event_free(b->retention_ev);
-    sf_handler_free(b->handler);
+    sf_purgatory_free(b->purgatory);
     sf_server_free(b->server);
     sf_cluster_free(b->cluster);
     for (i = 0; i < b->nlogdirs; i++)
@@ -515,6 +385,14 @@ sf_cluster_t *sf_broker_cluster(sf_broker_t *b) {
 
 struct event_base *sf_broker_base(sf_broker_t *b) {
     return b->base;
+}
+
+sf_purgatory_t *sf_broker_purgatory(sf_broker_t *b) {
+    return b->purgatory;
+}
+
+const sf_topiccfg_ctx_t *sf_broker_topiccfg(const sf_broker_t *b) {
+    return &b->topiccfg;
 }
 
 const char *const *sf_broker_endpoints(const sf_broker_t *b, size_t *n) {

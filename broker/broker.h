@@ -60,20 +60,13 @@ const char *const *sf_broker_endpoints(const sf_broker_t *b, size_t *n);
 int sf_broker_endpoint_parse(const char *endpoint, const char *listener, char *host,
                              size_t hostsize, int32_t *port);
 
-/* One topic config as DescribeConfigs shows it. */
-typedef struct sf_broker_topic_config {
-    const char *name;        /* static: the topic config name */
-    const char *broker_name; /* static: the broker setting it overrides (log.retention.ms) */
-    char value[32];
-    int is_default; /* 1 when the broker default applies */
-} sf_broker_topic_config_t;
+struct sf_purgatory;
+struct sf_topiccfg_ctx;
 
-/* The topic configs StreamFlow knows, for @topic (NULL: the broker defaults), into @out (at
- * most @max). Returns the number written. */
-size_t sf_broker_topic_configs(const sf_broker_t *b, const struct sf_cluster_topic *topic,
-                               sf_broker_topic_config_t *out, size_t max);
+/* The purgatory where requests wait (borrowed; NULL once shutting down). */
+struct sf_purgatory *sf_broker_purgatory(sf_broker_t *b);
 
-/* 1 if @name is a topic config StreamFlow knows. */
-int sf_broker_topic_config_known(const char *name);
+/* What topic config defaults are made of (borrowed). */
+const struct sf_topiccfg_ctx *sf_broker_topiccfg(const sf_broker_t *b);
 
 #endif

@@ -20,6 +20,7 @@
 #include "err.h"
 #include "logging.h"
 #include "tls.h"
+#include "topiccfg.h"
 
 /* Value types of the key table. */
 typedef enum key_type {
@@ -836,6 +837,51 @@ static void cfg_clear(sf_brokercfg_t *cfg) {
     free(cfg->ssl_key_password);
     free(cfg->ssl_truststore_location);
     free_strv(cfg->ignored_keys, cfg->nignored_keys);
+    free_strv(cfg->topic_keys, cfg->ntopic_keys);
+    free_strv(cfg->topic_values, cfg->ntopic_keys);
+}
+
+const char *sf_brokercfg_file_value(const sf_brokercfg_t *cfg, const char *key) {
+    size_t i;
+    for (i = 0; i < cfg->ntopic_keys; i++)
+        if (!strcmp(cfg->topic_keys[i], key))
+            return cfg->topic_values[i];
+    return NULL;
+}
+
+/* A broker setting behind a topic config: keep it, after checking its value as the topic
+ * config (in the topic config's unit) when @check. Returns SF_OK, or an error through @c. */
+static int topic_synonym(ctx_t *c, const sf_prop_t *pr, const sf_topiccfg_def_t *def, int idx,
+                         int check, sf_brokercfg_t *cfg) {
+    char why[160], scaled[32];
+    const char *value = pr->value;
+    int64_t scale = def->synonyms[idx].scale;
+    char **k, **v;
+    if (check && scale != 1) {
+        char *end;
+        long long x = strtoll(value, &end, 10);
+        if (!*value || *end)
+            return fail(c, pr, "%s: \"%s\" is not an integer", pr->key, value);
+        snprintf(scaled, sizeof(scaled), "%lld", x < 0 ? -1LL : x > INT64_MAX / scale ? INT64_MAX
+                                                                                   : x * scale);
+        value = scaled;
+    }
+    if (check && !sf_topiccfg_validate(def, value, why, sizeof(why)))
+        return fail(c, pr, "%s: \"%s\" is not valid: %s", pr->key, pr->value, why);
+    k = realloc(cfg->topic_keys, (cfg->ntopic_keys + 1) * sizeof(char *));
+    if (k)
+        cfg->topic_keys = k;
+    v = k ? realloc(cfg->topic_values, (cfg->ntopic_keys + 1) * sizeof(char *)) : NULL;
+    if (v)
+        cfg->topic_values = v;
+    if (!k || !v || !(k[cfg->ntopic_keys] = strdup(pr->key)))
+        return nomem(c);
+    if (!(v[cfg->ntopic_keys] = strdup(pr->value))) {
+        free(k[cfg->ntopic_keys]);
+        return nomem(c);
+    }
+    cfg->ntopic_keys++;
+    return SF_OK;
 }
 
 void sf_brokercfg_free(sf_brokercfg_t *cfg) {
@@ -875,6 +921,13 @@ int sf_brokercfg_from_props(const sf_props_t *props, sf_brokercfg_t **out, char 
         const sf_prop_t *pr = sf_props_at(props, i);
         size_t ki;
         const key_def_t *k = find_key(pr->key, &ki);
+        int syn;
+        const sf_topiccfg_def_t *tdef = sf_topiccfg_find_synonym(pr->key, &syn);
+        /* Keys of this table are checked by it (below); the others as their topic config. */
+        if (tdef && (rc = topic_synonym(&c, pr, tdef, syn, !k, &raw->cfg)) != SF_OK)
+            goto err;
+        if (!k && tdef)
+            continue;
         if (!k) {
             const char *best = NULL;
             size_t bestd = 3, j;

@@ -4,7 +4,9 @@
  *   - broker.id is required and must be >= 0 (automatic id generation is not supported);
  *   - zookeeper.connect without a chroot path uses the chroot "/streamflow";
  *   - an unknown key is an error (Kafka only warns), except for a few Kafka keys StreamFlow does
- *     not use, which are accepted and listed in ignored_keys;
+ *     not use, which are accepted and listed in ignored_keys, and the broker settings that give
+ *     topic configs their defaults (log.cleaner.delete.retention.ms, compression.type, ...),
+ *     which are checked as the topic config and kept in topic_keys;
  *   - listener names are PLAINTEXT or SSL (no listener.security.protocol.map);
  *   - TLS material is PEM only: ssl.keystore.location holds the certificate chain and the
  *     private key, ssl.truststore.location a CA bundle; ssl.keystore.type and
@@ -99,6 +101,12 @@ typedef struct sf_brokercfg {
 
     char **ignored_keys; /* Kafka keys present in the file that StreamFlow does not use */
     size_t nignored_keys;
+
+    /* The broker settings behind topic configs (topiccfg.h) as written in the file, for the
+     * topic defaults and DescribeConfigs: keys[i] = values[i], each checked like the topic
+     * config it stands for. */
+    char **topic_keys, **topic_values;
+    size_t ntopic_keys;
 } sf_brokercfg_t;
 
 /* Load and validate the file @path. On success *out is a new configuration (free with
@@ -109,6 +117,10 @@ int sf_brokercfg_load(const char *path, sf_brokercfg_t **out, char *errstr, size
 /* The same from already parsed properties (@props is borrowed; its name is used in messages). */
 int sf_brokercfg_from_props(const sf_props_t *props, sf_brokercfg_t **out, char *errstr,
                             size_t errstr_size);
+
+/* The value the file gives a broker setting behind a topic config ("log.retention.hours"),
+ * or NULL when the file does not set it. Borrowed from @cfg. */
+const char *sf_brokercfg_file_value(const sf_brokercfg_t *cfg, const char *key);
 
 /* Free a configuration (NULL is allowed). */
 void sf_brokercfg_free(sf_brokercfg_t *cfg);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cluster.h"
+#include "compress.h"
 #include "err.h"
 #include "logging.h"
 
@@ -31,6 +32,7 @@ struct sf_log {
     sf_segment_t **segs; /* by base offset; the last one takes appends */
     size_t nsegs, capsegs;
     int64_t leo;
+    int64_t start; /* log start offset set by DeleteRecords; the first segment's base if higher */
     int64_t hw; /* -1: follows the LEO */
     int32_t leader_epoch;
     int64_t recovery_point;
@@ -51,7 +53,17 @@ void sf_log_config_default(sf_log_config_t *cfg) {
     cfg->flush_ms = INT64_MAX;
     cfg->max_message_bytes = 1048588;
     cfg->index_max_bytes = 10485760;
+    cfg->log_append_time = 0;
+    cfg->compression = -1;
+    cfg->compression_level = -1;
+    cfg->compacted = 0;
+    cfg->timestamp_before_max_ms = INT64_MAX;
+    cfg->timestamp_after_max_ms = INT64_MAX;
+    cfg->min_insync_replicas = 1;
 }
+
+/* The largest decompressed batch a timestamp lookup reads. */
+#define LOG_MAX_DECOMPRESSED (64 * 1024 * 1024)
 
 /* ---- helpers ---- */
 
@@ -87,7 +99,8 @@ static size_t seg_find(const sf_log_t *log, int64_t offset) {
 }
 
 static int64_t start_offset_locked(const sf_log_t *log) {
-    return log->segs[0]->base_offset;
+    int64_t base = log->segs[0]->base_offset;
+    return log->start > base ? log->start : base;
 }
 
 static int32_t index_interval(const sf_log_t *log) {
@@ -520,6 +533,14 @@ int64_t sf_log_start_offset(sf_log_t *log) {
     return v;
 }
 
+int64_t sf_log_base_offset(sf_log_t *log) {
+    int64_t v;
+    pthread_mutex_lock(&log->mu);
+    v = log->segs[0]->base_offset;
+    pthread_mutex_unlock(&log->mu);
+    return v;
+}
+
 int64_t sf_log_end_offset(sf_log_t *log) {
     int64_t v;
     pthread_mutex_lock(&log->mu);
@@ -583,6 +604,19 @@ int64_t sf_log_recovery_point(sf_log_t *log) {
 }
 
 /* ---- read ---- */
+
+int sf_log_slice_copy(const sf_log_slice_t *sl, uint8_t *buf) {
+    if (!sl->len)
+        return SF_OK;
+    return sf_segment_read(sl->seg, sl->pos, buf, sl->len);
+}
+
+int sf_log_slice_codecs(const sf_log_slice_t *sl, unsigned *mask) {
+    *mask = 0;
+    if (!sl->len)
+        return SF_OK;
+    return sf_segment_codecs(sl->seg, sl->pos, sl->pos + (int64_t)sl->len, mask);
+}
 
 void sf_log_slice_release(sf_segment_t *seg) {
     sf_segment_unref(seg);
@@ -677,27 +711,32 @@ int sf_log_read(sf_log_t *log, int64_t offset, int32_t max_bytes, int64_t max_of
 static int batch_find_timestamp(const sf_segment_t *seg, int64_t pos, size_t bsize,
                                 const sf_recbatch_hdr_t *hdr, int64_t ts, int64_t from,
                                 int64_t *offset, int64_t *found_ts) {
+    int codec = hdr->Attributes & SF_RECBATCH_ATTR_COMPRESSION_MASK;
     sf_recbatch_iter_t it;
     sf_recbatch_record_t rec;
+    sf_wbuf_t plain;
     uint8_t *buf;
     int rc;
 
-    if ((hdr->Attributes & SF_RECBATCH_ATTR_COMPRESSION_MASK) ||
-        (hdr->Attributes & SF_RECBATCH_ATTR_LOG_APPEND_TIME)) {
-        /* Every record carries MaxTimestamp (LogAppendTime), or the records are compressed
-         * and the broker does not decompress: the batch's first offset stands for it. */
+    if (hdr->Attributes & SF_RECBATCH_ATTR_LOG_APPEND_TIME) {
+        /* Every record carries the batch's append time. */
         *offset = hdr->BaseOffset > from ? hdr->BaseOffset : from;
         *found_ts = hdr->MaxTimestamp;
         return SF_OK;
     }
-    buf = malloc(bsize);
-    if (!buf)
-        return SF_ERR_NOMEM;
-    if (sf_segment_read(seg, pos, buf, bsize) != SF_OK) {
-        free(buf);
-        return SF_ERR_IO;
+    if (bsize < SF_RECBATCH_HEADER_SIZE || !(buf = malloc(bsize)))
+        return bsize < SF_RECBATCH_HEADER_SIZE ? SF_ERR_CORRUPT : SF_ERR_NOMEM;
+    sf_wbuf_init(&plain);
+    rc = sf_segment_read(seg, pos, buf, bsize);
+    if (rc == SF_OK && codec != SF_COMPRESS_NONE) {
+        /* The exact record inside a compressed batch, as Kafka answers. */
+        rc = sf_decompress((sf_compress_codec_t)codec, buf + SF_RECBATCH_HEADER_SIZE,
+                           bsize - SF_RECBATCH_HEADER_SIZE, LOG_MAX_DECOMPRESSED, &plain);
+        if (rc == SF_OK)
+            sf_recbatch_iter_init_records(&it, hdr, plain.p, plain.len);
+    } else if (rc == SF_OK) {
+        rc = sf_recbatch_iter_init(&it, buf, bsize);
     }
-    rc = sf_recbatch_iter_init(&it, buf, bsize);
     while (rc == SF_OK && (rc = sf_recbatch_iter_next(&it, &rec)) == SF_OK) {
         if (rec.offset >= from && rec.timestamp >= ts) {
             *offset = rec.offset;
@@ -705,6 +744,7 @@ static int batch_find_timestamp(const sf_segment_t *seg, int64_t pos, size_t bsi
             break;
         }
     }
+    sf_wbuf_free(&plain);
     free(buf);
     return rc;
 }
@@ -729,6 +769,9 @@ int sf_log_offset_for_timestamp(sf_log_t *log, int64_t timestamp, int64_t *offse
         if (rc != SF_OK)
             break;
         from = sf_segment_time_lookup(seg, timestamp);
+        /* Records below the log start offset (DeleteRecords) are gone even if still on disk. */
+        if (from < start_offset_locked(log))
+            from = start_offset_locked(log);
         pos = sf_segment_index_lookup(seg, from);
         end = seg->size;
         sf_segment_ref(seg);
@@ -756,6 +799,19 @@ int sf_log_offset_for_timestamp(sf_log_t *log, int64_t timestamp, int64_t *offse
     }
     pthread_mutex_unlock(&log->mu);
     return rc;
+}
+
+int sf_log_max_timestamp(sf_log_t *log, int64_t *offset, int64_t *timestamp) {
+    size_t i;
+    *offset = *timestamp = -1;
+    pthread_mutex_lock(&log->mu);
+    for (i = 0; i < log->nsegs; i++)
+        if (log->segs[i]->max_timestamp > *timestamp) {
+            *timestamp = log->segs[i]->max_timestamp;
+            *offset = log->segs[i]->offset_of_max_timestamp;
+        }
+    pthread_mutex_unlock(&log->mu);
+    return *offset >= 0 ? SF_OK : SF_ERR_NOTFOUND;
 }
 
 /* ---- flush ---- */
@@ -896,9 +952,68 @@ int sf_log_retention(sf_log_t *log, int64_t now_ms) {
     return rc != SF_OK ? rc : (int)ndead;
 }
 
+/* ---- record deletion ---- */
+
+int sf_log_delete_records(sf_log_t *log, int64_t offset, int64_t *low_watermark) {
+    sf_segment_t **dead = NULL;
+    size_t ndead = 0, i;
+    int64_t start;
+    int rc = SF_OK;
+
+    pthread_mutex_lock(&log->mu);
+    if (offset == -1)
+        offset = hw_locked(log);
+    /* As Kafka's maybeIncrementLogStartOffset: never past what consumers may see. */
+    if (offset < 0 || offset > hw_locked(log)) {
+        pthread_mutex_unlock(&log->mu);
+        return SF_ERR_RANGE;
+    }
+    if (offset > start_offset_locked(log)) {
+        /* Whole segments below the new start: segment i holds [base_i, base_i+1). The
+         * active one stays, even when everything in it is below the start. */
+        while (ndead + 1 < log->nsegs && log->segs[ndead + 1]->base_offset <= offset)
+            ndead++;
+        /* Allocate before changing anything, so a failure leaves the log as it was. */
+        if (ndead > 0 && !(dead = malloc(ndead * sizeof(*dead)))) {
+            pthread_mutex_unlock(&log->mu);
+            return SF_ERR_NOMEM;
+        }
+        if (ndead > 0) {
+            memcpy(dead, log->segs, ndead * sizeof(*dead));
+            memmove(log->segs, log->segs + ndead, (log->nsegs - ndead) * sizeof(*dead));
+            log->nsegs -= ndead;
+        }
+        log->start = offset;
+        assert(start_offset_locked(log) == offset && offset <= log->leo);
+        if (log->recovery_point < offset)
+            log->recovery_point = offset;
+        sf_log(SF_LOG_INFO, "STORAGE",
+               "%s: records deleted below offset %" PRId64 " (%zu segment(s) removed)", log->path,
+               offset, ndead);
+    }
+    start = start_offset_locked(log);
+    pthread_mutex_unlock(&log->mu);
+    /* Unlink outside the lock, as retention does: held slices keep their fd. */
+    for (i = 0; i < ndead; i++) {
+        if (sf_segment_unlink(dead[i]) != SF_OK)
+            rc = SF_ERR_IO;
+        sf_segment_unref(dead[i]);
+    }
+    free(dead);
+    if (low_watermark)
+        *low_watermark = start;
+    return rc;
+}
+
 void sf_log_set_config(sf_log_t *log, const sf_log_config_t *cfg) {
     pthread_mutex_lock(&log->mu);
     log->cfg = *cfg;
+    pthread_mutex_unlock(&log->mu);
+}
+
+void sf_log_get_config(sf_log_t *log, sf_log_config_t *out) {
+    pthread_mutex_lock(&log->mu);
+    *out = log->cfg;
     pthread_mutex_unlock(&log->mu);
 }
 

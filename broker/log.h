@@ -1,10 +1,11 @@
 /* A partition log: an ordered list of segments in <log.dir>/<topic>-<partition>/.
  *
- * Threading: append, read, retention, offset_for_timestamp and delete are called from the
- * event-loop thread; sf_log_flush may run concurrently on a background thread. A per-log
- * mutex guards the segment list, the end offset and the indexes (short critical sections);
- * segments are reference counted (atomic), so a slice handed out by sf_log_read stays valid
- * (its fd open) until released, even after retention deleted the segment. */
+ * Threading: append, read, retention, offset_for_timestamp, delete_records and delete are
+ * called from the event-loop thread; sf_log_flush may run concurrently on a background
+ * thread. A per-log mutex guards the segment list, the offsets and the indexes (short
+ * critical sections); segments are reference counted (atomic), so a slice handed out by
+ * sf_log_read stays valid (its fd open) until released, even after retention or
+ * sf_log_delete_records deleted the segment. */
 #ifndef SF_LOG_H
 #define SF_LOG_H
 
@@ -23,6 +24,14 @@ typedef struct sf_log_config {
     int64_t flush_ms;             /* log.flush.interval.ms, INT64_MAX = never by time */
     int32_t max_message_bytes;    /* message.max.bytes, 1048588: largest batch accepted */
     int64_t index_max_bytes;      /* log.index.size.max.bytes, 10485760 */
+    /* What the validator needs (validator.h); the log itself does not look at these. */
+    int log_append_time;          /* message.timestamp.type=LogAppendTime (0) */
+    int compression;              /* compression.type: -1 producer (default), else 0..4 */
+    int compression_level;        /* compression.<codec>.level, -1 for the codec's default */
+    int compacted;                /* cleanup.policy includes compact (0) */
+    int64_t timestamp_before_max_ms; /* message.timestamp.before.max.ms (INT64_MAX) */
+    int64_t timestamp_after_max_ms;  /* message.timestamp.after.max.ms (INT64_MAX) */
+    int32_t min_insync_replicas;  /* min.insync.replicas (1) */
 } sf_log_config_t;
 
 /* Fill @cfg with Kafka's defaults (values above). */
@@ -78,8 +87,12 @@ int sf_log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_ms,
 /* The PartitionLeaderEpoch stamped into batches appended from now on (default 0). */
 void sf_log_set_leader_epoch(sf_log_t *log, int32_t leader_epoch);
 
-/* The first offset held (the base offset of the oldest segment). */
+/* The log start offset: the first offset that can be read. The base offset of the oldest
+ * segment, or higher after sf_log_delete_records. */
 int64_t sf_log_start_offset(sf_log_t *log);
+/* The base offset of the oldest segment (<= the log start offset; records between the two
+ * are still on disk but no longer readable). */
+int64_t sf_log_base_offset(sf_log_t *log);
 /* The log end offset (LEO): the offset the next record will get. */
 int64_t sf_log_end_offset(sf_log_t *log);
 /* The high watermark: follows the LEO unless set with sf_log_set_high_watermark (replication);
@@ -103,17 +116,29 @@ size_t sf_log_segment_count(sf_log_t *log);
 int sf_log_read(sf_log_t *log, int64_t offset, int32_t max_bytes, int64_t max_offset,
                 sf_log_slice_t *out);
 
+/* Copy the bytes of @sl (sl->len of them) into @buf. Any thread.
+ * @return SF_OK, SF_ERR_CORRUPT (the file is shorter) or SF_ERR_IO. */
+int sf_log_slice_copy(const sf_log_slice_t *sl, uint8_t *buf);
+/* The compression codecs of the batches in @sl, as bits 1 << codec, into *@mask. Any thread.
+ * @return SF_OK, SF_ERR_CORRUPT or SF_ERR_IO. */
+int sf_log_slice_codecs(const sf_log_slice_t *sl, unsigned *mask);
+
 /* Drop the reference taken by sf_log_read; NULL ok; thread-safe. The segment's fd is closed
  * when its last reference goes, even if retention already unlinked its files. */
 void sf_log_slice_release(sf_segment_t *seg);
 
 /* The first offset whose record timestamp is >= @timestamp (time index, then a scan using
- * batch MaxTimestamp, then the records of an uncompressed batch). For a compressed batch the
- * batch's BaseOffset and MaxTimestamp are returned (the broker does not decompress).
+ * batch MaxTimestamp, then the records of that batch, decompressed when needed). In a
+ * LogAppendTime batch every record has the batch's time: its first offset is returned.
+ * Never an offset below the log start offset (sf_log_delete_records).
  * @return SF_OK with *@offset and *@found_timestamp, or SF_ERR_NOTFOUND if no record
  * qualifies, SF_ERR_IO. */
 int sf_log_offset_for_timestamp(sf_log_t *log, int64_t timestamp, int64_t *offset,
                                 int64_t *found_timestamp);
+
+/* The largest timestamp in the log and the offset that carries it (ListOffsets
+ * MAX_TIMESTAMP, KIP-734). @return SF_OK, or SF_ERR_NOTFOUND for an empty log. */
+int sf_log_max_timestamp(sf_log_t *log, int64_t *offset, int64_t *timestamp);
 
 /* fsync the segment files (and their indexes) up to the current LEO and advance the recovery
  * point to it. Thread-safe: may run on a background thread while the loop appends (the fsync
@@ -133,9 +158,21 @@ int sf_log_needs_flush(sf_log_t *log, int64_t now_ms);
  * @return the number of segments deleted (>= 0) or SF_ERR_IO. */
 int sf_log_retention(sf_log_t *log, int64_t now_ms);
 
+/* DeleteRecords: move the log start offset up to @offset (-1: the high watermark). Every
+ * whole segment below it is removed (never the active one); slices held keep their segment
+ * readable until released. An offset below the current start changes nothing. The new start
+ * is not durable by itself: the log directory checkpoints it (logdir.h).
+ * @low_watermark (may be NULL) receives the log start offset afterwards.
+ * @return SF_OK; SF_ERR_RANGE (nothing changed) when @offset is above the high watermark or
+ * negative other than -1; SF_ERR_NOMEM (nothing changed); SF_ERR_IO when a segment file could
+ * not be removed (logged; the start offset has moved all the same). */
+int sf_log_delete_records(sf_log_t *log, int64_t offset, int64_t *low_watermark);
+
 /* Replace the configuration (topic config change); @cfg is copied. Applies to later appends,
  * rolls and retention. */
 void sf_log_set_config(sf_log_t *log, const sf_log_config_t *cfg);
+/* A copy of the configuration. */
+void sf_log_get_config(sf_log_t *log, sf_log_config_t *out);
 
 /* Close the log and remove its directory and files (topic deletion); frees @log. Held slices
  * stay readable until released. The caller makes sure no sf_log_flush runs on @log

@@ -2,6 +2,7 @@
  * (see logdir.h). */
 #include "logdir.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -28,7 +29,7 @@ typedef struct ld_entry {
     int created; /* new: its directory awaits the flusher's fsync (guarded by ld->mu) */
 } ld_entry_t;
 
-/* A recovery point read from the checkpoint file. */
+/* An entry of a checkpoint file (recovery point or log start offset). */
 typedef struct ld_ckpt {
     char *topic;
     int32_t partition;
@@ -49,6 +50,7 @@ struct sf_logdir {
     int flusher_running, stop;
     int64_t interval_ms;
     int ckpt_dirty; /* the set of logs changed since the last checkpoint */
+    char *start_ckpt; /* the log-start-offset checkpoint last written (guarded by ckpt_mu) */
 };
 
 /* ---- the table ---- */
@@ -159,7 +161,7 @@ static int remove_tree(const char *path) {
     return rc;
 }
 
-/* ---- recovery-point checkpoint ---- */
+/* ---- checkpoint files: recovery points, log start offsets ---- */
 
 static void ckpt_free(ld_ckpt_t *v, size_t n) {
     size_t i;
@@ -187,11 +189,12 @@ static int ckpt_num(const char **pp, long long max, int last, long long *out) {
     return 1;
 }
 
-/* Read "0\n<count>\n<topic> <partition> <offset>\n...". A missing file is an empty list; a
- * malformed one is reported and ignored (every log then recovers from its start). Numbers
- * out of range are malformed; the array grows with the lines actually read, not with the
- * count the file claims. */
-static void ckpt_read(const char *dir, ld_ckpt_t **out, size_t *nout) {
+/* Read the checkpoint file @dir/@name: "0\n<count>\n<topic> <partition> <offset>\n...". A
+ * missing file is an empty list; a malformed one is reported (with @consequence, what
+ * ignoring it means) and ignored. Numbers out of range are malformed; the array grows with
+ * the lines actually read, not with the count the file claims. */
+static void ckpt_read(const char *dir, const char *name, const char *consequence,
+                      ld_ckpt_t **out, size_t *nout) {
     char path[4200], line[512], *topic;
     const char *p;
     FILE *f;
@@ -201,7 +204,7 @@ static void ckpt_read(const char *dir, ld_ckpt_t **out, size_t *nout) {
 
     *out = NULL;
     *nout = 0;
-    snprintf(path, sizeof(path), "%s/%s", dir, SF_LOGDIR_RECOVERY_CHECKPOINT);
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
     f = fopen(path, "re");
     if (!f)
         return;
@@ -239,8 +242,7 @@ static void ckpt_read(const char *dir, ld_ckpt_t **out, size_t *nout) {
     *nout = n;
     return;
 bad:
-    sf_log(SF_LOG_WARNING, "STORAGE", "%s is malformed; recovering every log from its start",
-           path);
+    sf_log(SF_LOG_WARNING, "STORAGE", "%s is malformed; %s", path, consequence);
     ckpt_free(v, n);
     fclose(f);
 }
@@ -289,40 +291,116 @@ static int write_atomic(const char *dir, const char *name, const char *data, siz
     return rc;
 }
 
+/* What a checkpoint file lists for @log: 1 and *@offset, or 0 to leave @log out. */
+typedef int (*ckpt_value_fn)(sf_log_t *log, int64_t *offset);
+
+static int recovery_point_value(sf_log_t *log, int64_t *offset) {
+    *offset = sf_log_recovery_point(log);
+    return 1;
+}
+
+/* As Kafka, only the logs whose start offset is past their oldest segment (DeleteRecords):
+ * for the others the segments say where they start. Both values only grow and start >= base,
+ * so reading the base first never leaves out a log whose start is past its base; at worst
+ * it lists one whose start just became its base (harmless). */
+static int start_offset_value(sf_log_t *log, int64_t *offset) {
+    int64_t base = sf_log_base_offset(log);
+    *offset = sf_log_start_offset(log);
+    return *offset > base;
+}
+
+/* Room for "0\n<count>\n" and for one "<topic> <partition> <offset>\n" line (a topic name
+ * has at most 249 characters). */
+#define CKPT_HEADER_MAX 32
+#define CKPT_LINE_MAX 300
+
+/* Format the checkpoint text of what @value lists, into a new NUL-terminated buffer *@out
+ * (freed by the caller) of *@len bytes. Takes ld->mu. @return SF_OK or SF_ERR_NOMEM. */
+static int ckpt_format(sf_logdir_t *ld, ckpt_value_fn value, char **out, size_t *len) {
+    char *buf, header[CKPT_HEADER_MAX];
+    size_t cap, pos = CKPT_HEADER_MAX, n = 0, hlen, i;
+
+    pthread_mutex_lock(&ld->mu);
+    cap = CKPT_HEADER_MAX + ld->count * CKPT_LINE_MAX + 1;
+    buf = malloc(cap);
+    if (!buf) {
+        pthread_mutex_unlock(&ld->mu);
+        return SF_ERR_NOMEM;
+    }
+    /* The lines first, after room for the header: it needs their count. */
+    for (i = 0; i < ld->nbuckets; i++) {
+        ld_entry_t *e;
+        for (e = ld->buckets[i]; e; e = e->next) {
+            int64_t offset;
+            if (!value(e->log, &offset))
+                continue;
+            pos += (size_t)snprintf(buf + pos, cap - pos, "%s %d %" PRId64 "\n",
+                                    sf_log_topic(e->log), (int)sf_log_partition(e->log), offset);
+            assert(pos < cap);
+            n++;
+        }
+    }
+    pthread_mutex_unlock(&ld->mu);
+    hlen = (size_t)snprintf(header, sizeof(header), "0\n%zu\n", n);
+    assert(hlen < CKPT_HEADER_MAX);
+    memmove(buf + hlen, buf + CKPT_HEADER_MAX, pos - CKPT_HEADER_MAX);
+    memcpy(buf, header, hlen);
+    *len = hlen + pos - CKPT_HEADER_MAX;
+    buf[*len] = '\0';
+    *out = buf;
+    return SF_OK;
+}
+
+/* Write the checkpoint file @name listing what @value gives (tmp file, fsync, rename, fsync
+ * dir). With @last (a text previously written, or NULL), nothing is written when the text is
+ * unchanged, and a written text is kept in *@last. Called with ld->ckpt_mu held.
+ * @return SF_OK, SF_ERR_IO or SF_ERR_NOMEM. */
+static int ckpt_write(sf_logdir_t *ld, const char *name, ckpt_value_fn value, char **last) {
+    char *buf;
+    size_t len;
+    int rc = ckpt_format(ld, value, &buf, &len);
+    if (rc != SF_OK)
+        return rc;
+    if (last && *last && !strcmp(*last, buf)) {
+        free(buf);
+        return SF_OK;
+    }
+    rc = write_atomic(ld->path, name, buf, len);
+    if (rc == SF_OK && last) {
+        free(*last);
+        *last = buf;
+        buf = NULL;
+    }
+    free(buf);
+    return rc;
+}
+
+/* Write the log-start-offset checkpoint if a start offset moved since the last write. */
+static int start_ckpt_write(sf_logdir_t *ld) {
+    int rc;
+    pthread_mutex_lock(&ld->ckpt_mu);
+    rc = ckpt_write(ld, SF_LOGDIR_LOG_START_CHECKPOINT, start_offset_value, &ld->start_ckpt);
+    pthread_mutex_unlock(&ld->ckpt_mu);
+    return rc;
+}
+
 int sf_logdir_write_checkpoint(sf_logdir_t *ld) {
-    char *buf = NULL;
-    size_t len = 0, cap = 0, i;
-    int rc = SF_OK;
+    int rc, r;
 
     pthread_mutex_lock(&ld->ckpt_mu);
     pthread_mutex_lock(&ld->mu);
     ld->ckpt_dirty = 0;
-    cap = 64 + ld->count * 300;
-    buf = malloc(cap);
-    if (!buf) {
-        ld->ckpt_dirty = 1;
-        pthread_mutex_unlock(&ld->mu);
-        pthread_mutex_unlock(&ld->ckpt_mu);
-        return SF_ERR_NOMEM;
-    }
-    len = (size_t)snprintf(buf, cap, "0\n%zu\n", ld->count);
-    for (i = 0; i < ld->nbuckets; i++) {
-        ld_entry_t *e;
-        for (e = ld->buckets[i]; e; e = e->next)
-            len += (size_t)snprintf(buf + len, cap - len, "%s %d %" PRId64 "\n",
-                                    sf_log_topic(e->log), (int)sf_log_partition(e->log),
-                                    sf_log_recovery_point(e->log));
-    }
     pthread_mutex_unlock(&ld->mu);
-    rc = write_atomic(ld->path, SF_LOGDIR_RECOVERY_CHECKPOINT, buf, len);
+    rc = ckpt_write(ld, SF_LOGDIR_RECOVERY_CHECKPOINT, recovery_point_value, NULL);
     if (rc != SF_OK) {
         pthread_mutex_lock(&ld->mu);
         ld->ckpt_dirty = 1;
         pthread_mutex_unlock(&ld->mu);
     }
+    /* A failure here is retried by the flusher's next round (the text differs). */
+    r = ckpt_write(ld, SF_LOGDIR_LOG_START_CHECKPOINT, start_offset_value, &ld->start_ckpt);
     pthread_mutex_unlock(&ld->ckpt_mu);
-    free(buf);
-    return rc;
+    return rc != SF_OK ? rc : r;
 }
 
 /* ---- open ---- */
@@ -352,7 +430,30 @@ static int prepare_dir(const char *path, char *errstr, size_t errstr_size) {
     return SF_OK;
 }
 
-static int open_logs(sf_logdir_t *ld, const ld_ckpt_t *ckpt, size_t nckpt, char *errstr,
+/* Start @log at its checkpointed start offset @offset, clamped to [its oldest segment's
+ * base, its LEO] (a crash can leave a log shorter than its checkpoint). Segments wholly
+ * below it (a deletion that did not reach the disk) are removed. Sets *@clamped when the
+ * checkpointed value had to be lowered. @return SF_OK or SF_ERR_NOMEM. */
+static int start_at_checkpoint(sf_log_t *log, int64_t offset, int *clamped) {
+    int64_t leo = sf_log_end_offset(log);
+    int rc;
+    if (offset > leo) {
+        sf_log(SF_LOG_WARNING, "STORAGE",
+               "%s: log start offset %" PRId64 " in the checkpoint is past the log end offset %"
+               PRId64 "; starting at the end",
+               sf_log_path(log), offset, leo);
+        offset = leo;
+        *clamped = 1;
+    }
+    /* Freshly opened, the high watermark is the LEO: only the clamp above can refuse it. */
+    rc = sf_log_delete_records(log, offset, NULL);
+    if (rc == SF_ERR_IO) /* the start moved; the file left over is logged */
+        rc = SF_OK;
+    return rc;
+}
+
+static int open_logs(sf_logdir_t *ld, const ld_ckpt_t *ckpt, size_t nckpt,
+                     const ld_ckpt_t *starts, size_t nstarts, int *clamped, char *errstr,
                      size_t errstr_size) {
     DIR *d = opendir(ld->path);
     struct dirent *de;
@@ -396,6 +497,13 @@ static int open_logs(sf_logdir_t *ld, const ld_ckpt_t *ckpt, size_t nckpt, char 
             sf_errf(errstr, errstr_size, "cannot open the log in %s: %s", sub, sf_err_str(rc));
             break;
         }
+        if ((c = ckpt_find(starts, nstarts, topic, partition)) != NULL &&
+            (rc = start_at_checkpoint(log, c->offset, clamped)) != SF_OK) {
+            sf_log_close(log);
+            sf_errf(errstr, errstr_size, "cannot set the log start offset of %s: %s", sub,
+                   sf_err_str(rc));
+            break;
+        }
         pthread_mutex_lock(&ld->mu);
         rc = table_add(ld, log, 0);
         pthread_mutex_unlock(&ld->mu);
@@ -433,6 +541,7 @@ static void logdir_free(sf_logdir_t *ld) {
     pthread_mutex_destroy(&ld->mu);
     pthread_mutex_destroy(&ld->ckpt_mu);
     pthread_cond_destroy(&ld->cond);
+    free(ld->start_ckpt);
     free(ld->path);
     free(ld);
 }
@@ -441,9 +550,9 @@ int sf_logdir_open(const char *path, const sf_log_config_t *defaults, sf_logdir_
                    char *errstr, size_t errstr_size) {
     sf_logdir_t *ld;
     char file[4200];
-    ld_ckpt_t *ckpt = NULL;
-    size_t nckpt = 0;
-    int rc;
+    ld_ckpt_t *ckpt = NULL, *starts = NULL;
+    size_t nckpt = 0, nstarts = 0;
+    int rc, clamped = 0;
 
     *out = NULL;
     rc = prepare_dir(path, errstr, errstr_size);
@@ -499,13 +608,25 @@ int sf_logdir_open(const char *path, const sf_log_config_t *defaults, sf_logdir_
         }
     }
     if (!ld->was_clean)
-        ckpt_read(path, &ckpt, &nckpt);
+        ckpt_read(path, SF_LOGDIR_RECOVERY_CHECKPOINT, "recovering every log from its start",
+                  &ckpt, &nckpt);
+    /* Start offsets matter after a clean shutdown too. */
+    ckpt_read(path, SF_LOGDIR_LOG_START_CHECKPOINT, "every log starts at its oldest segment",
+              &starts, &nstarts);
     sf_log(SF_LOG_INFO, "STORAGE", "loading logs in %s (%s shutdown)", path,
            ld->was_clean ? "clean" : "unclean");
-    rc = open_logs(ld, ckpt, nckpt, errstr, errstr_size);
+    rc = open_logs(ld, ckpt, nckpt, starts, nstarts, &clamped, errstr, errstr_size);
     ckpt_free(ckpt, nckpt);
+    ckpt_free(starts, nstarts);
     if (rc != SF_OK)
         goto err;
+    /* A start offset lowered to a shorter log's end must not come back with the next crash
+     * once appends pass the old value: rewrite the file before any append. */
+    if (clamped && (rc = start_ckpt_write(ld)) != SF_OK) {
+        sf_errf(errstr, errstr_size, "cannot write %s/%s: %s", path,
+               SF_LOGDIR_LOG_START_CHECKPOINT, sf_err_str(rc));
+        goto err;
+    }
     *out = ld;
     return SF_OK;
 
@@ -726,6 +847,8 @@ static void *flusher_main(void *arg) {
         pthread_mutex_unlock(&ld->mu);
         if (flushed || dirty)
             (void)sf_logdir_write_checkpoint(ld);
+        else
+            (void)start_ckpt_write(ld); /* DeleteRecords moves start offsets without a flush */
         pthread_mutex_lock(&ld->mu);
     }
     pthread_mutex_unlock(&ld->mu);

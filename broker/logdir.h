@@ -1,6 +1,6 @@
 /* One log directory (an entry of log.dirs): the partition logs it holds, its lock, the
- * recovery-point checkpoint, the clean-shutdown marker, meta.properties and a background
- * flusher thread.
+ * recovery-point and log-start-offset checkpoints, the clean-shutdown marker, meta.properties
+ * and a background flusher thread.
  *
  * Threading: everything but the flusher runs on the event-loop thread. The flusher flushes
  * logs and writes the checkpoint concurrently; a mutex guards the table of logs, and a log
@@ -16,6 +16,9 @@
 #define SF_LOGDIR_LOCK_FILE ".lock"
 #define SF_LOGDIR_CLEAN_MARKER ".streamflow_cleanshutdown"
 #define SF_LOGDIR_RECOVERY_CHECKPOINT "recovery-point-offset-checkpoint"
+/* Log start offsets moved by DeleteRecords, listed only for the logs whose start is past
+ * their oldest segment (Kafka's file and format). */
+#define SF_LOGDIR_LOG_START_CHECKPOINT "log-start-offset-checkpoint"
 #define SF_LOGDIR_META "meta.properties"
 
 typedef struct sf_logdir sf_logdir_t;
@@ -24,7 +27,10 @@ typedef struct sf_logdir sf_logdir_t;
  * brokers cannot share it), read and remove the clean-shutdown marker, read the recovery-point
  * checkpoint and open every "<topic>-<partition>" subdirectory, recovering from its recovery
  * point (everything when the marker was absent and the checkpoint has no entry; nothing when
- * the marker was present). "*-delete" directories are removed. @defaults is copied and used
+ * the marker was present). Each log then starts at the offset the log-start-offset checkpoint
+ * gives it (clamped to [its oldest segment's base, its LEO]; a missing file is an empty list;
+ * the file is rewritten at once when a value had to be lowered). "*-delete" directories are
+ * removed. @defaults is copied and used
  * for the logs found. On failure @errstr receives a sentence naming the directory and the
  * cause. @return SF_OK and *@out (owned: sf_logdir_close), SF_ERR_IO, SF_ERR_STATE (locked by
  * another process), SF_ERR_NOMEM. */
@@ -64,18 +70,20 @@ void sf_logdir_foreach(sf_logdir_t *ld, void (*fn)(sf_log_t *log, void *arg), vo
 
 /* Start the background flusher: every @check_interval_ms it flushes the logs for which
  * sf_log_needs_flush (wall-clock ms) and writes the recovery-point checkpoint when a recovery
- * point moved (tmp file, fsync, rename, fsync dir). @return SF_OK, SF_ERR_STATE (running),
+ * point moved, the log-start-offset checkpoint when a log start offset moved (each: tmp file,
+ * fsync, rename, fsync dir). @return SF_OK, SF_ERR_STATE (running),
  * SF_ERR_IO (thread creation failed). */
 int sf_logdir_start_flusher(sf_logdir_t *ld, int64_t check_interval_ms);
 
-/* Write the recovery-point checkpoint now. @return SF_OK or SF_ERR_IO. */
+/* Write the recovery-point checkpoint now, and the log-start-offset checkpoint unless it is
+ * unchanged since its last write. @return SF_OK, SF_ERR_IO or SF_ERR_NOMEM. */
 int sf_logdir_write_checkpoint(sf_logdir_t *ld);
 
 /* Apply retention (and time-based rolling) to every log; called from a timer on the loop.
  * @now_ms is wall-clock ms. */
 void sf_logdir_retention(sf_logdir_t *ld, int64_t now_ms);
 
-/* Stop the flusher, flush every log, write the checkpoint and, when @clean and every flush
+/* Stop the flusher, flush every log, write the checkpoints and, when @clean and every flush
  * succeeded, the clean-shutdown marker (fsynced); close the logs, release the lock and free
  * @ld (NULL ok). @return SF_OK or the first error. */
 int sf_logdir_close(sf_logdir_t *ld, int clean);

@@ -865,6 +865,23 @@ int sf_segment_extent(const sf_segment_t *seg, int64_t pos, int64_t end_pos, int
     return SF_OK;
 }
 
+int sf_segment_codecs(const sf_segment_t *seg, int64_t pos, int64_t end_pos, unsigned *mask) {
+    hdr_cursor_t c;
+    c.wlen = 0;
+    c.wpos = 0;
+    *mask = 0;
+    while (pos < end_pos) {
+        sf_recbatch_hdr_t hdr;
+        size_t bsize;
+        int rc = cursor_header(seg, &c, pos, end_pos, &hdr, &bsize);
+        if (rc != SF_OK)
+            return rc;
+        *mask |= 1u << (hdr.Attributes & SF_RECBATCH_ATTR_COMPRESSION_MASK);
+        pos += (int64_t)bsize;
+    }
+    return SF_OK;
+}
+
 /* ---- lifecycle ---- */
 
 /* Give back the blocks reserved past the end of the .log (sf_segment_preallocate; also those

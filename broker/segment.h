@@ -131,6 +131,9 @@ int sf_segment_scan(const sf_segment_t *seg, int64_t pos, int64_t end_pos, int64
 int sf_segment_extent(const sf_segment_t *seg, int64_t pos, int64_t end_pos, int64_t max_end,
                       int64_t max_offset, int64_t *run_end);
 
+/* The codecs (bit 1 << codec) of the whole batches in [@pos, @end_pos). Lock-free.
+ * @return SF_OK, SF_ERR_CORRUPT or SF_ERR_IO. */
+int sf_segment_codecs(const sf_segment_t *seg, int64_t pos, int64_t end_pos, unsigned *mask);
 /* Read exactly @len bytes of the .log at @pos into @buf. Lock-free (read below a size
  * snapshot). @return SF_OK, SF_ERR_CORRUPT (the file ends first) or SF_ERR_IO. */
 int sf_segment_read(const sf_segment_t *seg, int64_t pos, uint8_t *buf, size_t len);

@@ -3,18 +3,35 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-sf_kerr_t sf_err_to_kerr(int err) {
+sf_kerr_t sf_err_to_kerr(int err, sf_err_op_t op) {
     switch (err) {
     case SF_OK: return SF_KERR_NONE;
-    case SF_ERR_MALFORMED: return SF_KERR_INVALID_REQUEST;
-    case SF_ERR_CORRUPT: return SF_KERR_CORRUPT_MESSAGE;
-    case SF_ERR_TOOLARGE: return SF_KERR_MESSAGE_TOO_LARGE;
-    case SF_ERR_IO: return SF_KERR_KAFKA_STORAGE_ERROR;
+    case SF_ERR_MALFORMED:
+    case SF_ERR_CORRUPT:
+        return op == SF_ERR_OP_APPEND || op == SF_ERR_OP_READ ? SF_KERR_CORRUPT_MESSAGE
+                                                              : SF_KERR_INVALID_REQUEST;
+    case SF_ERR_TOOLARGE:
+        return op == SF_ERR_OP_APPEND ? SF_KERR_MESSAGE_TOO_LARGE : SF_KERR_INVALID_REQUEST;
+    case SF_ERR_RECORD: return SF_KERR_INVALID_RECORD;
+    case SF_ERR_CODEC: return SF_KERR_UNSUPPORTED_COMPRESSION_TYPE;
+    case SF_ERR_TIMESTAMP: return SF_KERR_INVALID_TIMESTAMP;
+    case SF_ERR_IO:
+        return op == SF_ERR_OP_APPEND || op == SF_ERR_OP_READ ? SF_KERR_KAFKA_STORAGE_ERROR
+                                                              : SF_KERR_UNKNOWN_SERVER_ERROR;
     case SF_ERR_NOTFOUND: return SF_KERR_UNKNOWN_TOPIC_OR_PARTITION;
     case SF_ERR_EXISTS: return SF_KERR_TOPIC_ALREADY_EXISTS;
-    case SF_ERR_UNSUPPORTED: return SF_KERR_UNSUPPORTED_VERSION;
+    case SF_ERR_UNSUPPORTED:
+        return op == SF_ERR_OP_APPEND ? SF_KERR_UNSUPPORTED_FOR_MESSAGE_FORMAT
+                                      : SF_KERR_UNSUPPORTED_VERSION;
     case SF_ERR_RANGE: return SF_KERR_OFFSET_OUT_OF_RANGE;
-    case SF_ERR_INVALID: return SF_KERR_INVALID_REQUEST;
+    case SF_ERR_INVALID:
+        switch (op) {
+        case SF_ERR_OP_TOPIC: return SF_KERR_INVALID_REPLICATION_FACTOR;
+        case SF_ERR_OP_PARTITIONS: return SF_KERR_INVALID_PARTITIONS;
+        case SF_ERR_OP_CONFIG: return SF_KERR_INVALID_CONFIG;
+        default: return SF_KERR_INVALID_REQUEST;
+        }
+    case SF_ERR_STATE: return SF_KERR_NOT_CONTROLLER;
     default: return SF_KERR_UNKNOWN_SERVER_ERROR;
     }
 }
@@ -34,6 +51,9 @@ const char *sf_err_str(int err) {
     case SF_ERR_UNSUPPORTED: return "unsupported";
     case SF_ERR_RANGE: return "out of range";
     case SF_ERR_STATE: return "invalid state";
+    case SF_ERR_RECORD: return "invalid record";
+    case SF_ERR_CODEC: return "compression codec not allowed";
+    case SF_ERR_TIMESTAMP: return "timestamp out of range";
     default: return "unknown error";
     }
 }

@@ -19,6 +19,9 @@
 #define SF_ERR_UNSUPPORTED (-9) /* version or feature not supported */
 #define SF_ERR_RANGE (-10)    /* offset or index out of range */
 #define SF_ERR_STATE (-11)    /* operation not valid in the current state */
+#define SF_ERR_RECORD (-12)   /* a record breaks a rule of the log (Kafka's INVALID_RECORD) */
+#define SF_ERR_CODEC (-13)    /* a compression codec that may not be used there */
+#define SF_ERR_TIMESTAMP (-14) /* a timestamp outside the allowed range */
 
 /* Kafka protocol error codes (org.apache.kafka.common.protocol.Errors). */
 typedef int16_t sf_kerr_t;
@@ -62,15 +65,30 @@ typedef int16_t sf_kerr_t;
 #define SF_KERR_KAFKA_STORAGE_ERROR ((sf_kerr_t)56)
 #define SF_KERR_UNKNOWN_TOPIC_ID ((sf_kerr_t)100)
 #define SF_KERR_UNSUPPORTED_COMPRESSION_TYPE ((sf_kerr_t)76)
+#define SF_KERR_FETCH_SESSION_ID_NOT_FOUND ((sf_kerr_t)70)
 #define SF_KERR_TOPIC_DELETION_DISABLED ((sf_kerr_t)73)
 #define SF_KERR_FENCED_LEADER_EPOCH ((sf_kerr_t)74)
 #define SF_KERR_UNKNOWN_LEADER_EPOCH ((sf_kerr_t)75)
 #define SF_KERR_OFFSET_NOT_AVAILABLE ((sf_kerr_t)78)
 #define SF_KERR_INVALID_RECORD ((sf_kerr_t)87)
 #define SF_KERR_THROTTLING_QUOTA_EXCEEDED ((sf_kerr_t)89)
+#define SF_KERR_INCONSISTENT_TOPIC_ID ((sf_kerr_t)103)
+#define SF_KERR_UNSUPPORTED_ENDPOINT_TYPE ((sf_kerr_t)115)
+
+/* What was being done when an internal result came up: the same result means different
+ * things to a client depending on it (SF_ERR_INVALID is INVALID_PARTITIONS for
+ * CreatePartitions, INVALID_CONFIG for a config change). */
+typedef enum sf_err_op {
+    SF_ERR_OP_REQUEST,    /* a request as a whole */
+    SF_ERR_OP_APPEND,     /* appending records to a partition */
+    SF_ERR_OP_READ,       /* reading a partition */
+    SF_ERR_OP_TOPIC,      /* creating or deleting a topic */
+    SF_ERR_OP_PARTITIONS, /* adding partitions */
+    SF_ERR_OP_CONFIG,     /* changing a config */
+} sf_err_op_t;
 
 /* The one mapping from internal results to Kafka wire error codes. */
-sf_kerr_t sf_err_to_kerr(int err);
+sf_kerr_t sf_err_to_kerr(int err, sf_err_op_t op);
 
 /* A short English description of an internal result (never NULL). */
 const char *sf_err_str(int err);

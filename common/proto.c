@@ -33,8 +33,18 @@ int sf_proto_RequestHeader_decode(sf_rbuf_t *rb, sf_proto_RequestHeader_t *hdr) 
     } else {
         hdr->ClientId = sf_rbuf_string(rb, 1); /* a classic STRING in header v2 too */
     }
-    if (sf_proto_version_flexible(hdr->RequestApiKey, hdr->RequestApiVersion))
+    if (sf_proto_version_flexible(hdr->RequestApiKey, hdr->RequestApiVersion)) {
+        size_t body = rb->pos;
         sf_rbuf_skip_tags(rb);
+        /* An ApiVersions request of a version newer than the codec may come with header v1
+         * (a client probing): its body is not read, so take what follows as the body
+         * rather than refuse it (KIP-511 keeps ApiVersions answerable at any version). */
+        if (rb->err && hdr->RequestApiKey == SF_PROTO_API_ApiVersions &&
+            hdr->RequestApiVersion > sf_proto_spec_get(SF_PROTO_API_ApiVersions)->MaxVersion) {
+            rb->err = SF_OK;
+            rb->pos = body;
+        }
+    }
     return rb->err ? SF_ERR_MALFORMED : SF_OK;
 }
 

@@ -97,12 +97,13 @@ def ck_expect_err(topic, configs, code, needle, what, **kw):
     check(needle in r[1], "%s: message %r does not mention %r" % (what, r[1], needle))
 
 
-def produce_one(topic, size):
-    """Produce one record of @size bytes; return None or the delivery error code."""
+def produce_one(topic, size, key=b"k"):
+    """Produce one record of @size bytes (with a key: compacted topics need one); return None or
+    the delivery error code."""
     p = Producer(base_conf(bootstrap, {"linger.ms": 0, "message.timeout.ms": 20000, "retries": 0,
                                        "enable.idempotence": False}))
     out = []
-    p.produce(topic, b"x" * size, partition=0,
+    p.produce(topic, b"x" * size, key=key, partition=0,
               on_delivery=lambda err, msg: out.append(err.code() if err else None))
     check(p.flush(30) == 0, "a record to %s still undelivered after 30s" % topic)
     return out[0]
@@ -208,7 +209,7 @@ if mode == "restarted":
 conn = kwire.Conn(bootstrap)
 err, apis = kwire.apiversions(conn, 0)
 conn.close()
-check(apis.get(33) == (0, 1), "ApiVersions: AlterConfigs %r, expected (0, 1)" % (apis.get(33),))
+check(apis.get(33) == (0, 2), "ApiVersions: AlterConfigs %r, expected (0, 2)" % (apis.get(33),))
 check(apis.get(44) == (0, 1), "ApiVersions: IncrementalAlterConfigs %r, expected (0, 1)" % (apis.get(44),))
 
 for t in admin.create_topics([NewTopic("acfg", 1, 1, config={"retention.ms": "123456789",
@@ -265,6 +266,9 @@ check(r == [(0, None)], "kafka-python alter_configs: %r" % r)
 expect_overrides("acfg", {"retention.ms": "3600000", "cleanup.policy": "compact,delete"},
                  "kafka-python AlterConfigs")
 check(produce_one("acfg", 5000) is None, "max.message.bytes still applies after AlterConfigs removed it")
+# cleanup.policy now includes compact: a record without a key is refused, as Kafka does.
+check(produce_one("acfg", 10, key=None) == KafkaError.INVALID_RECORD,
+      "a keyless record was accepted on a compacted topic")
 r = kp_alter("acfg", {"flush.ms": "-5"})
 check(len(r) == 1 and r[0][0] == ERR_INVALID_CONFIG and "flush.ms" in (r[0][1] or ""),
       "kafka-python alter_configs flush.ms=-5: %r" % r)

@@ -14,6 +14,7 @@ import sys
 import zlib
 
 API_PRODUCE = 0
+API_FETCH = 1
 API_METADATA = 3
 API_APIVERSIONS = 18
 ERR_UNSUPPORTED_VERSION = 35
@@ -46,6 +47,9 @@ class Reader:
     def i16(self):
         return struct.unpack(">h", self.take(2))[0]
 
+    def u32(self):
+        return struct.unpack(">I", self.take(4))[0]
+
     def i32(self):
         return struct.unpack(">i", self.take(4))[0]
 
@@ -67,6 +71,10 @@ class Reader:
         n = self.i16()
         return None if n < 0 else self.take(n).decode()
 
+    def kbytes(self):
+        n = self.i32()
+        return None if n < 0 else self.take(n)
+
     def compact_string(self):
         n = self.uvarint() - 1
         return None if n < 0 else self.take(n).decode()
@@ -78,6 +86,10 @@ class Reader:
 
     def remaining(self):
         return len(self.b) - self.off
+
+
+def i8(v):
+    return struct.pack(">b", v)
 
 
 def i16(v):
@@ -117,6 +129,16 @@ def uvarint(v):
 def compact_string(s):
     b = s.encode()
     return uvarint(len(b) + 1) + b
+
+
+def crc32c(data):
+    """CRC-32C (Castagnoli), as record batches use."""
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
 
 
 def parse_hostport(hp):

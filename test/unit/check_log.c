@@ -664,6 +664,263 @@ START_TEST(test_delete) {
 }
 END_TEST
 
+/* ---- log: DeleteRecords ---- */
+
+static void segment_config(sf_log_config_t *cfg) {
+    small_config(cfg);
+    cfg->segment_bytes = 4096;
+}
+
+/* 40 batches of 3 records: offsets 0..119, record k with timestamp 1000 + k, about five
+ * batches per 4 KiB segment. */
+static void fill_segments(sf_log_t *log) {
+    int i;
+    for (i = 0; i < 40; i++)
+        append_batch(log, 3, 200, 1000 + 3 * i, 0);
+}
+
+/* The base offsets (ascending) of the segments on disk in @dir/@topic-@part, up to @leo: a
+ * segment's files are named by its base offset. */
+static size_t segment_bases(const char *dir, const char *topic, int part, int64_t leo,
+                            int64_t *bases, size_t max) {
+    char path[512];
+    size_t n = 0;
+    int64_t off;
+    for (off = 0; off <= leo && n < max; off++) {
+        snprintf(path, sizeof(path), "%s/%s-%d/%020" PRId64 ".log", dir, topic, part, off);
+        if (file_exists(path))
+            bases[n++] = off;
+    }
+    return n;
+}
+
+/* No .log, .index or .timeindex of the segment at @base is left. */
+static int segment_gone(const char *topic, int part, int64_t base) {
+    static const char *const exts[] = {".log", ".index", ".timeindex"};
+    char path[256];
+    size_t i;
+    for (i = 0; i < 3; i++) {
+        partition_file(path, sizeof(path), topic, part, base, exts[i]);
+        if (file_exists(path))
+            return 0;
+    }
+    return 1;
+}
+
+START_TEST(test_delete_records_middle) {
+    sf_log_config_t cfg;
+    sf_log_t *log;
+    sf_log_slice_t sl, held;
+    sf_log_append_info_t info;
+    sf_wbuf_t wb;
+    int64_t bases[64], target, lw = -1, off, ts, next;
+    size_t nsegs;
+
+    segment_config(&cfg);
+    ck_assert_int_eq(sf_log_open(tmpdir, "t", 0, &cfg, 0, &log), SF_OK);
+    fill_segments(log);
+    nsegs = segment_bases(tmpdir, "t", 0, 120, bases, 64);
+    ck_assert_uint_eq(nsegs, sf_log_segment_count(log));
+    ck_assert_uint_ge(nsegs, 5);
+    /* Inside segment 2, and inside a batch (batches start at multiples of 3). */
+    target = bases[2] + 4;
+    ck_assert(target < bases[3] && target % 3 != 0);
+    /* A reader holding a slice of a segment about to go. */
+    ck_assert_int_eq(sf_log_read(log, 0, 1 << 20, INT64_MAX, &held), SF_OK);
+
+    ck_assert_int_eq(sf_log_delete_records(log, target, &lw), SF_OK);
+    ck_assert(lw == target);
+    ck_assert(sf_log_start_offset(log) == target);
+    ck_assert(sf_log_base_offset(log) == bases[2]);
+    ck_assert(sf_log_end_offset(log) == 120);
+    ck_assert_uint_eq(sf_log_segment_count(log), nsegs - 2);
+    ck_assert(segment_gone("t", 0, bases[0]));
+    ck_assert(segment_gone("t", 0, bases[1]));
+    ck_assert(!segment_gone("t", 0, bases[2]));
+    ck_assert(sf_log_recovery_point(log) >= target);
+    /* The held slice still reads the unlinked segment. */
+    ck_assert_int_eq(check_slice(&held, 0, NULL) > 0, 1);
+    sf_log_slice_release(held.seg);
+
+    /* Below the start: out of range, even where the bytes are still in segment 2. */
+    ck_assert_int_eq(sf_log_read(log, 0, 1 << 20, INT64_MAX, &sl), SF_ERR_RANGE);
+    ck_assert_int_eq(sf_log_read(log, bases[2], 1 << 20, INT64_MAX, &sl), SF_ERR_RANGE);
+    ck_assert_int_eq(sf_log_read(log, target - 1, 1 << 20, INT64_MAX, &sl), SF_ERR_RANGE);
+    ck_assert_ptr_null(sl.seg);
+    /* At and after it, everything reads (whole batches: the first one holds @target). */
+    for (off = target; off < 120; off++) {
+        ck_assert_int_eq(sf_log_read(log, off, 1 << 20, INT64_MAX, &sl), SF_OK);
+        check_slice(&sl, off, NULL);
+        sf_log_slice_release(sl.seg);
+    }
+    ck_assert_int_eq(sf_log_read(log, target, 1 << 20, INT64_MAX, &sl), SF_OK);
+    ck_assert_int_eq(check_slice(&sl, target, &next) > 0, 1);
+    ck_assert(next > target);
+    sf_log_slice_release(sl.seg);
+
+    /* Timestamp lookups never answer below the start. */
+    ck_assert_int_eq(sf_log_offset_for_timestamp(log, 0, &off, &ts), SF_OK);
+    ck_assert(off == target);
+    ck_assert(ts == 1000 + target);
+    ck_assert_int_eq(sf_log_offset_for_timestamp(log, 1000 + target - 3, &off, &ts), SF_OK);
+    ck_assert(off == target);
+    ck_assert_int_eq(sf_log_offset_for_timestamp(log, 1000 + target + 5, &off, &ts), SF_OK);
+    ck_assert(off == target + 5);
+
+    /* The high watermark is clamped to the new start; appends report it. */
+    sf_log_set_high_watermark(log, 0);
+    ck_assert(sf_log_high_watermark(log) == target);
+    sf_log_set_high_watermark(log, -1);
+    sf_wbuf_init(&wb);
+    make_batch(&wb, 1, 10, 5000);
+    ck_assert_int_eq(sf_log_append(log, wb.p, wb.len, 0, &info), SF_OK);
+    sf_wbuf_free(&wb);
+    ck_assert(info.FirstOffset == 120);
+    ck_assert(info.LogStartOffset == target);
+
+    /* Lower than (or equal to) the start: nothing changes. */
+    lw = -1;
+    ck_assert_int_eq(sf_log_delete_records(log, target - 3, &lw), SF_OK);
+    ck_assert(lw == target);
+    ck_assert_int_eq(sf_log_delete_records(log, 0, NULL), SF_OK);
+    ck_assert_int_eq(sf_log_delete_records(log, target, &lw), SF_OK);
+    ck_assert(lw == target);
+    ck_assert(sf_log_start_offset(log) == target);
+    ck_assert_uint_eq(sf_log_segment_count(log), nsegs - 2);
+    ck_assert(!segment_gone("t", 0, bases[2]));
+
+    /* Exactly at a segment's base: the segments before it go, and start == base. */
+    ck_assert_int_eq(sf_log_delete_records(log, bases[4], &lw), SF_OK);
+    ck_assert(lw == bases[4]);
+    ck_assert(sf_log_start_offset(log) == bases[4]);
+    ck_assert(sf_log_base_offset(log) == bases[4]);
+    ck_assert_uint_eq(sf_log_segment_count(log), nsegs - 4);
+    ck_assert(segment_gone("t", 0, bases[2]));
+    ck_assert(segment_gone("t", 0, bases[3]));
+    ck_assert_int_eq(sf_log_read(log, bases[4], 1 << 20, INT64_MAX, &sl), SF_OK);
+    check_slice(&sl, bases[4], NULL);
+    sf_log_slice_release(sl.seg);
+    sf_log_close(log);
+}
+END_TEST
+
+/* -1 means the high watermark; nothing above it can be deleted; the whole log can. */
+START_TEST(test_delete_records_high_watermark) {
+    sf_log_config_t cfg;
+    sf_log_t *log;
+    sf_log_slice_t sl;
+    int64_t lw = -1, off, ts, bases[64];
+    size_t nsegs;
+
+    segment_config(&cfg);
+    ck_assert_int_eq(sf_log_open(tmpdir, "t", 0, &cfg, 0, &log), SF_OK);
+    /* An empty log: the only offset is 0. */
+    ck_assert_int_eq(sf_log_delete_records(log, 1, &lw), SF_ERR_RANGE);
+    ck_assert_int_eq(sf_log_delete_records(log, -1, &lw), SF_OK);
+    ck_assert(lw == 0);
+    fill_segments(log);
+    nsegs = segment_bases(tmpdir, "t", 0, 120, bases, 64);
+    ck_assert_uint_ge(nsegs, 5);
+
+    sf_log_set_high_watermark(log, 50);
+    lw = -1;
+    ck_assert_int_eq(sf_log_delete_records(log, 51, &lw), SF_ERR_RANGE);
+    ck_assert_int_eq(sf_log_delete_records(log, 120, &lw), SF_ERR_RANGE);
+    ck_assert_int_eq(sf_log_delete_records(log, INT64_MAX, &lw), SF_ERR_RANGE);
+    ck_assert_int_eq(sf_log_delete_records(log, -2, &lw), SF_ERR_RANGE);
+    ck_assert_int_eq(sf_log_delete_records(log, INT64_MIN, &lw), SF_ERR_RANGE);
+    ck_assert(lw == -1); /* untouched on failure */
+    ck_assert(sf_log_start_offset(log) == 0);
+    ck_assert_uint_eq(sf_log_segment_count(log), nsegs);
+
+    ck_assert_int_eq(sf_log_delete_records(log, -1, &lw), SF_OK);
+    ck_assert(lw == 50);
+    ck_assert(sf_log_start_offset(log) == 50);
+    ck_assert(sf_log_high_watermark(log) == 50);
+    ck_assert_int_eq(sf_log_read(log, 49, 1 << 20, INT64_MAX, &sl), SF_ERR_RANGE);
+    ck_assert_int_eq(sf_log_read(log, 50, 1 << 20, INT64_MAX, &sl), SF_OK);
+    check_slice(&sl, 50, NULL);
+    sf_log_slice_release(sl.seg);
+
+    /* Back to "high watermark == LEO", then delete everything. */
+    sf_log_set_high_watermark(log, -1);
+    ck_assert_int_eq(sf_log_delete_records(log, -1, &lw), SF_OK);
+    ck_assert(lw == 120);
+    ck_assert(sf_log_start_offset(log) == 120);
+    ck_assert(sf_log_end_offset(log) == 120);
+    /* The active segment stays, though all it holds is below the start. */
+    ck_assert_uint_eq(sf_log_segment_count(log), 1);
+    ck_assert(sf_log_base_offset(log) == bases[nsegs - 1]);
+    ck_assert(sf_log_base_offset(log) < 120);
+    ck_assert(segment_gone("t", 0, bases[nsegs - 2]));
+    ck_assert_int_eq(sf_log_read(log, 119, 1 << 20, INT64_MAX, &sl), SF_ERR_RANGE);
+    ck_assert_int_eq(sf_log_read(log, 120, 1 << 20, INT64_MAX, &sl), SF_OK);
+    ck_assert_uint_eq(sl.len, 0);
+    ck_assert_int_eq(sf_log_offset_for_timestamp(log, 0, &off, &ts), SF_ERR_NOTFOUND);
+    /* Appends go on from there. */
+    ck_assert(append_batch(log, 2, 10, 9000, 0) == 120);
+    ck_assert_int_eq(sf_log_offset_for_timestamp(log, 0, &off, &ts), SF_OK);
+    ck_assert(off == 120 && ts == 9000);
+    ck_assert_int_eq(sf_log_read(log, 120, 1 << 20, INT64_MAX, &sl), SF_OK);
+    ck_assert_int_eq(check_slice(&sl, 120, &off), 1);
+    ck_assert(off == 122);
+    sf_log_slice_release(sl.seg);
+    sf_log_close(log);
+}
+END_TEST
+
+/* Retention after DeleteRecords: it deletes what it would have, and the start never goes back
+ * below the one DeleteRecords set. */
+START_TEST(test_delete_records_retention) {
+    sf_log_config_t cfg;
+    sf_log_t *log;
+    sf_log_slice_t sl;
+    int64_t bases[64], target, active;
+    size_t nsegs;
+
+    segment_config(&cfg);
+    ck_assert_int_eq(sf_log_open(tmpdir, "t", 0, &cfg, 0, &log), SF_OK);
+    fill_segments(log);
+    nsegs = segment_bases(tmpdir, "t", 0, 120, bases, 64);
+    ck_assert_uint_ge(nsegs, 5);
+    active = bases[nsegs - 1];
+    target = bases[1] + 2;
+    ck_assert_int_eq(sf_log_delete_records(log, target, NULL), SF_OK);
+    /* Default retention (7 days after the records' timestamps): nothing goes. */
+    ck_assert_int_eq(sf_log_retention(log, 1000), 0);
+    ck_assert(sf_log_start_offset(log) == target);
+    ck_assert_uint_eq(sf_log_segment_count(log), nsegs - 1);
+    /* By size: all but the active segment; the start follows the segments. */
+    cfg.retention_bytes = 0;
+    sf_log_set_config(log, &cfg);
+    ck_assert_int_eq(sf_log_retention(log, 1000), (int)nsegs - 2);
+    ck_assert_uint_eq(sf_log_segment_count(log), 1);
+    ck_assert(sf_log_start_offset(log) == active);
+    ck_assert(segment_gone("t", 0, bases[nsegs - 2]));
+    ck_assert_int_eq(sf_log_read(log, target, 1 << 20, INT64_MAX, &sl), SF_ERR_RANGE);
+    ck_assert_int_eq(sf_log_read(log, active, 1 << 20, INT64_MAX, &sl), SF_OK);
+    sf_log_slice_release(sl.seg);
+    /* Into the active segment: retention never deletes it, and the start stays. */
+    ck_assert_int_eq(sf_log_delete_records(log, 118, NULL), SF_OK);
+    ck_assert(sf_log_base_offset(log) == active);
+    cfg.retention_ms = 0;
+    cfg.roll_ms = 1000;
+    sf_log_set_config(log, &cfg);
+    ck_assert_int_eq(sf_log_retention(log, 1000), 0);
+    ck_assert(sf_log_start_offset(log) == 118);
+    /* roll_ms elapsed: retention rolls it, and the next round deletes it by time. */
+    ck_assert_int_eq(sf_log_retention(log, 2000000), 0);
+    ck_assert_uint_eq(sf_log_segment_count(log), 2);
+    ck_assert(sf_log_start_offset(log) == 118);
+    ck_assert_int_eq(sf_log_retention(log, 2000000), 1);
+    ck_assert(sf_log_start_offset(log) == 120);
+    ck_assert(sf_log_base_offset(log) == 120);
+    ck_assert(segment_gone("t", 0, active));
+    ck_assert(append_batch(log, 1, 10, 2000000, 2000000) == 120);
+    sf_log_close(log);
+}
+END_TEST
+
 /* ---- log: limits (validation and recovery) ---- */
 
 START_TEST(test_append_rejects) {
@@ -1439,6 +1696,232 @@ START_TEST(test_logdir_errors) {
 }
 END_TEST
 
+/* ---- logdir: log start offsets ---- */
+
+/* The contents of @dir/@name as a string (freed by the caller), NULL if there is no file. */
+static char *read_text(const char *dir, const char *name) {
+    char path[512];
+    uint8_t *p;
+    size_t len;
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    if (!file_exists(path))
+        return NULL;
+    p = read_file(path, &len);
+    p[len] = '\0';
+    return (char *)p;
+}
+
+START_TEST(test_logdir_start_offset) {
+    sf_log_config_t cfg;
+    sf_logdir_t *ld;
+    sf_log_t *a, *b;
+    sf_log_slice_t sl;
+    char err[256], path[256], marker[300], expect[128], *text;
+    int64_t bases[64], target, target2, off, ts;
+    size_t nsegs;
+
+    segment_config(&cfg);
+    snprintf(path, sizeof(path), "%s/data", tmpdir);
+    snprintf(marker, sizeof(marker), "%s/%s", path, SF_LOGDIR_CLEAN_MARKER);
+    /* A first start: no checkpoint file. */
+    ck_assert_int_eq(sf_logdir_open(path, &cfg, &ld, err, sizeof(err)), SF_OK);
+    ck_assert_ptr_null(read_text(path, SF_LOGDIR_LOG_START_CHECKPOINT));
+    ck_assert_int_eq(sf_logdir_create(ld, "a", 0, NULL, &a), SF_OK);
+    ck_assert_int_eq(sf_logdir_create(ld, "b", 3, NULL, &b), SF_OK);
+    fill_segments(a);
+    fill_segments(b);
+    nsegs = segment_bases(path, "a", 0, 120, bases, 64);
+    ck_assert_uint_ge(nsegs, 5);
+    target = bases[2] + 4;
+    ck_assert_int_eq(sf_log_delete_records(a, target, NULL), SF_OK);
+    /* b starts at a segment's base: its segments say so, the file does not list it. */
+    ck_assert_int_eq(sf_log_delete_records(b, bases[1], NULL), SF_OK);
+    ck_assert(sf_log_start_offset(b) == bases[1] && sf_log_base_offset(b) == bases[1]);
+    ck_assert_int_eq(sf_logdir_close(ld, 1), SF_OK);
+    text = read_text(path, SF_LOGDIR_LOG_START_CHECKPOINT);
+    ck_assert_ptr_nonnull(text);
+    snprintf(expect, sizeof(expect), "0\n1\na 0 %" PRId64 "\n", target);
+    ck_assert_str_eq(text, expect);
+    free(text);
+
+    /* After a clean shutdown. */
+    ck_assert_int_eq(sf_logdir_open(path, &cfg, &ld, err, sizeof(err)), SF_OK);
+    ck_assert_int_eq(sf_logdir_was_clean(ld), 1);
+    ck_assert_ptr_nonnull(a = sf_logdir_get(ld, "a", 0));
+    ck_assert_ptr_nonnull(b = sf_logdir_get(ld, "b", 3));
+    ck_assert(sf_log_start_offset(a) == target);
+    ck_assert(sf_log_base_offset(a) == bases[2]);
+    ck_assert(sf_log_end_offset(a) == 120);
+    ck_assert_int_eq(sf_log_read(a, target - 1, 1 << 20, INT64_MAX, &sl), SF_ERR_RANGE);
+    ck_assert_int_eq(sf_log_read(a, target, 1 << 20, INT64_MAX, &sl), SF_OK);
+    check_slice(&sl, target, NULL);
+    sf_log_slice_release(sl.seg);
+    ck_assert(sf_log_start_offset(b) == bases[1]);
+
+    /* Further, then an unclean shutdown (the checkpoints are written, the marker is not). */
+    target2 = bases[3] + 7;
+    ck_assert_int_eq(sf_log_delete_records(a, target2, NULL), SF_OK);
+    ck_assert_int_eq(sf_logdir_close(ld, 0), SF_OK);
+    ck_assert(!file_exists(marker));
+    ck_assert_int_eq(sf_logdir_open(path, &cfg, &ld, err, sizeof(err)), SF_OK);
+    ck_assert_int_eq(sf_logdir_was_clean(ld), 0);
+    ck_assert_ptr_nonnull(a = sf_logdir_get(ld, "a", 0));
+    ck_assert(sf_log_start_offset(a) == target2);
+    ck_assert(sf_log_base_offset(a) == bases[3]);
+    ck_assert(sf_log_recovery_point(a) >= target2);
+    ck_assert_int_eq(sf_log_offset_for_timestamp(a, 0, &off, &ts), SF_OK);
+    ck_assert(off == target2);
+    ck_assert_int_eq(sf_log_read(a, target2 - 1, 1 << 20, INT64_MAX, &sl), SF_ERR_RANGE);
+
+    /* A clean shutdown whose marker is lost: the checkpoint alone restores the start. */
+    ck_assert_int_eq(sf_logdir_close(ld, 1), SF_OK);
+    ck_assert(file_exists(marker));
+    ck_assert_int_eq(unlink(marker), 0);
+    ck_assert_int_eq(sf_logdir_open(path, &cfg, &ld, err, sizeof(err)), SF_OK);
+    ck_assert_int_eq(sf_logdir_was_clean(ld), 0);
+    ck_assert_ptr_nonnull(a = sf_logdir_get(ld, "a", 0));
+    ck_assert(sf_log_start_offset(a) == target2);
+    ck_assert(sf_log_end_offset(a) == 120);
+    ck_assert(sf_log_start_offset(sf_logdir_get(ld, "b", 3)) == bases[1]);
+    ck_assert(append_batch(a, 1, 10, 5000, 0) == 120);
+    ck_assert_int_eq(sf_logdir_close(ld, 0), SF_OK);
+}
+END_TEST
+
+/* The flusher checkpoints a moved start offset by itself: a broker that dies with the log
+ * directory open (no close, no marker) comes back with it. */
+START_TEST(test_logdir_start_offset_crash) {
+    sf_log_config_t cfg;
+    sf_logdir_t *ld;
+    sf_log_t *a;
+    sf_log_slice_t sl;
+    char err[256], path[256], expect[128];
+    int64_t bases[64], target;
+    int status;
+    pid_t pid;
+
+    segment_config(&cfg);
+    snprintf(path, sizeof(path), "%s/data", tmpdir);
+    ck_assert_int_eq(sf_logdir_open(path, &cfg, &ld, err, sizeof(err)), SF_OK);
+    ck_assert_int_eq(sf_logdir_create(ld, "a", 0, NULL, &a), SF_OK);
+    fill_segments(a);
+    ck_assert_int_eq(sf_logdir_close(ld, 1), SF_OK);
+    ck_assert_uint_ge(segment_bases(path, "a", 0, 120, bases, 64), 5);
+    target = bases[2] + 4;
+    snprintf(expect, sizeof(expect), "\na 0 %" PRId64 "\n", target);
+
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        /* No ck_assert here: the exit status tells the parent what failed. */
+        char file[300], buf[512];
+        int i;
+        snprintf(file, sizeof(file), "%s/%s", path, SF_LOGDIR_LOG_START_CHECKPOINT);
+        if (sf_logdir_open(path, &cfg, &ld, err, sizeof(err)) != SF_OK ||
+            !(a = sf_logdir_get(ld, "a", 0)) || unlink(file) < 0)
+            _exit(2);
+        if (sf_logdir_start_flusher(ld, 5) != SF_OK)
+            _exit(3);
+        /* Let the flusher's first round (which writes every checkpoint) pass, so that what
+         * writes the start offset below is its reaction to the start offset moving. Waits
+         * are up to 20 s; no timing is asserted. */
+        for (i = 0; i < 4000 && !file_exists(file); i++)
+            usleep(5000);
+        if (sf_log_delete_records(a, target, NULL) != SF_OK)
+            _exit(4);
+        for (i = 0; i < 4000; i++) {
+            FILE *f = fopen(file, "r");
+            if (f) {
+                size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+                buf[n] = '\0';
+                fclose(f);
+                if (strstr(buf, expect))
+                    _exit(0); /* the crash: nothing closed */
+            }
+            usleep(5000);
+        }
+        _exit(5);
+    }
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status));
+    ck_assert_int_eq(WEXITSTATUS(status), 0);
+
+    ck_assert_int_eq(sf_logdir_open(path, &cfg, &ld, err, sizeof(err)), SF_OK);
+    ck_assert_int_eq(sf_logdir_was_clean(ld), 0);
+    ck_assert_ptr_nonnull(a = sf_logdir_get(ld, "a", 0));
+    ck_assert(sf_log_start_offset(a) == target);
+    ck_assert(sf_log_base_offset(a) == bases[2]);
+    ck_assert(sf_log_end_offset(a) == 120);
+    ck_assert_int_eq(sf_log_read(a, target - 1, 1 << 20, INT64_MAX, &sl), SF_ERR_RANGE);
+    ck_assert_int_eq(sf_log_read(a, target, 1 << 20, INT64_MAX, &sl), SF_OK);
+    check_slice(&sl, target, NULL);
+    sf_log_slice_release(sl.seg);
+    ck_assert_int_eq(sf_logdir_close(ld, 0), SF_OK);
+}
+END_TEST
+
+/* Checkpointed start offsets are clamped to [oldest segment base, LEO]; a file that does not
+ * parse is ignored; the file is rewritten at open only when a value had to be lowered. */
+START_TEST(test_logdir_start_offset_bounds) {
+    sf_log_config_t cfg;
+    sf_logdir_t *ld;
+    sf_log_t *a;
+    char err[256], path[256], file[300], *text;
+    int64_t bases[64];
+    size_t i, n;
+    static const struct {
+        const char *text;
+        int64_t start;     /* expected log start offset after open */
+        const char *after; /* the file after open (NULL: as written) */
+    } cases[] = {
+        {"0\n1\na 0 50\n", 50, NULL},
+        {"0\n2\nb 0 7\na 0 61 \r\n", 61, NULL},
+        {"0\n1\na 0 120\n", 120, NULL},             /* the LEO: everything deleted */
+        {"0\n1\na 0 500\n", 120, "0\n1\na 0 120\n"}, /* past the LEO: lowered, rewritten */
+        {"0\n1\na 0 0\n", 0, NULL},                 /* at the base: nothing to do */
+        {"0\n1\nb 0 50\n", 0, NULL},                /* another topic */
+        {"0\n1\na 1 50\n", 0, NULL},                /* another partition */
+        {"0\n0\n", 0, NULL},
+        {"", 0, NULL},                              /* malformed from here on */
+        {"1\n1\na 0 50\n", 0, NULL},
+        {"0\n2\na 0 50\n", 0, NULL},
+        {"0\n1\na 0 -5\n", 0, NULL},
+        {"0\n1\na 0 50x\n", 0, NULL},
+        {"0\n1\na 0\n", 0, NULL},
+        {"0\n1\na 0 99999999999999999999\n", 0, NULL},
+    };
+
+    segment_config(&cfg);
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(path, sizeof(path), "%s/data%zu", tmpdir, i);
+        snprintf(file, sizeof(file), "%s/%s", path, SF_LOGDIR_LOG_START_CHECKPOINT);
+        ck_assert_int_eq(sf_logdir_open(path, &cfg, &ld, err, sizeof(err)), SF_OK);
+        ck_assert_int_eq(sf_logdir_create(ld, "a", 0, NULL, &a), SF_OK);
+        fill_segments(a);
+        ck_assert_int_eq(sf_logdir_close(ld, (int)(i % 2)), SF_OK);
+        write_file(file, (const uint8_t *)cases[i].text, strlen(cases[i].text));
+
+        ck_assert_int_eq(sf_logdir_open(path, &cfg, &ld, err, sizeof(err)), SF_OK);
+        ck_assert_ptr_nonnull(a = sf_logdir_get(ld, "a", 0));
+        ck_assert_msg(sf_log_start_offset(a) == cases[i].start, "case %zu: start %" PRId64, i,
+                      sf_log_start_offset(a));
+        ck_assert(sf_log_end_offset(a) == 120);
+        /* The segments wholly below the start are gone from the disk too. */
+        n = segment_bases(path, "a", 0, 120, bases, 64);
+        ck_assert_uint_eq(n, sf_log_segment_count(a));
+        ck_assert(bases[0] == sf_log_base_offset(a));
+        ck_assert(sf_log_base_offset(a) <= cases[i].start);
+        ck_assert(n == 1 || bases[1] > cases[i].start);
+        text = read_text(path, SF_LOGDIR_LOG_START_CHECKPOINT);
+        ck_assert_ptr_nonnull(text);
+        ck_assert_msg(!strcmp(text, cases[i].after ? cases[i].after : cases[i].text),
+                      "case %zu: file \"%s\"", i, text);
+        free(text);
+        ck_assert_int_eq(sf_logdir_close(ld, 0), SF_OK);
+    }
+}
+END_TEST
+
 static Suite *log_suite(void) {
     Suite *s = suite_create("log");
     TCase *core = tcase_create("core");
@@ -1461,10 +1944,15 @@ static Suite *log_suite(void) {
     tcase_add_test(core, test_flush_after_roll);
     tcase_add_test(core, test_concurrent_flush);
     tcase_add_test(core, test_delete);
+    tcase_add_test(core, test_delete_records_middle);
+    tcase_add_test(core, test_delete_records_high_watermark);
+    tcase_add_test(core, test_delete_records_retention);
     tcase_add_test(core, test_logdir_reopen);
     tcase_add_test(core, test_logdir_checkpoint);
     tcase_add_test(core, test_logdir_flusher);
     tcase_add_test(core, test_logdir_broker_id);
+    tcase_add_test(core, test_logdir_start_offset);
+    tcase_add_test(core, test_logdir_start_offset_crash);
     tcase_add_test(limits, test_append_rejects);
     tcase_add_test(limits, test_recovery_torn_tail);
     tcase_add_test(limits, test_clean_load_partial_tail);
@@ -1477,6 +1965,7 @@ static Suite *log_suite(void) {
     tcase_add_test(limits, test_recovery_offset_overflow);
     tcase_add_test(limits, test_index_oversized);
     tcase_add_test(limits, test_logdir_checkpoint_bounds);
+    tcase_add_test(limits, test_logdir_start_offset_bounds);
     suite_add_tcase(s, core);
     suite_add_tcase(s, limits);
     return s;

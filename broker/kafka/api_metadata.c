@@ -1,0 +1,274 @@
+/* Metadata and DescribeCluster: brokers, controller, topics, partitions, from the snapshot. */
+#include "dispatch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "brokercfg.h"
+#include "logging.h"
+#include "topiccfg.h"
+
+/* Longest a Metadata request waits for a controller to be elected. */
+#define METADATA_MAX_WAIT_MS 3000
+/* AclOperation bits of what a client may do without an authorizer (Kafka's answer to
+ * IncludeTopicAuthorizedOperations / IncludeClusterAuthorizedOperations then). */
+#define TOPIC_OPERATIONS 0x0df8   /* READ WRITE CREATE DELETE ALTER DESCRIBE, *_CONFIGS */
+#define CLUSTER_OPERATIONS 0x1fa0 /* CREATE ALTER DESCRIBE CLUSTER_ACTION *_CONFIGS IDEMPOTENT */
+
+static int broker_alive(const sf_cluster_snapshot_t *snap, int32_t id) {
+    return snap && sf_cluster_snapshot_broker(snap, id) != NULL;
+}
+
+static void auto_create_done(void *arg, int err) {
+    char *topic = arg;
+    if (err != SF_OK && err != SF_ERR_EXISTS)
+        sf_log(SF_LOG_WARNING, "ADMIN", "auto-creating topic %s failed: %s", topic,
+               sf_err_str(err));
+    else if (err == SF_OK)
+        sf_log(SF_LOG_INFO, "ADMIN", "auto-created topic %s", topic);
+    free(topic);
+}
+
+/* Create @topic with the broker defaults (auto.create.topics.enable). As Kafka does, the
+ * client sees LEADER_NOT_AVAILABLE until the metadata shows the topic, and retries. */
+static sf_kerr_t auto_create(sf_kreq_t *kr, const char *topic) {
+    const sf_brokercfg_t *cfg = sf_broker_cfg(kr->b);
+    sf_cluster_t *cl = sf_broker_cluster(kr->b);
+    char *arg;
+    int rc;
+    if (sf_topiccfg_name_reserved(topic))
+        return SF_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+    if (!cl || !(arg = strdup(topic)))
+        return SF_KERR_LEADER_NOT_AVAILABLE;
+    rc = sf_cluster_topic_create(cl, topic, cfg->num_partitions,
+                                 (int16_t)cfg->default_replication_factor, NULL, NULL, 0,
+                                 auto_create_done, arg);
+    if (rc != SF_OK) {
+        free(arg);
+        return rc == SF_ERR_INVALID ? SF_KERR_INVALID_REPLICATION_FACTOR
+                                    : SF_KERR_LEADER_NOT_AVAILABLE;
+    }
+    return SF_KERR_LEADER_NOT_AVAILABLE;
+}
+
+static int fill_topic(sf_kreq_t *kr, const sf_cluster_topic_t *t,
+                      sf_proto_MetadataResponse_MetadataResponseTopic_t *mt) {
+    int p, i;
+    mt->Name = sf_slice_cstr(t->name);
+    memcpy(mt->TopicId.b, t->topic_id, sizeof(mt->TopicId.b));
+    mt->Partitions = sf_kreq_alloc(kr, (size_t)t->npartitions, sizeof(*mt->Partitions));
+    if (!mt->Partitions)
+        return SF_ERR_NOMEM;
+    mt->PartitionsCount = t->npartitions;
+    for (p = 0; p < t->npartitions; p++) {
+        const sf_cluster_partition_t *cp = &t->partitions[p];
+        sf_proto_MetadataResponse_MetadataResponsePartition_t *mp = &mt->Partitions[p];
+        int noff = 0;
+        sf_proto_MetadataResponse_MetadataResponsePartition_init(mp);
+        mp->PartitionIndex = p;
+        mp->LeaderEpoch = cp->leader_epoch;
+        mp->ReplicaNodes = cp->replicas;
+        mp->ReplicaNodesCount = cp->nreplicas;
+        mp->IsrNodes = cp->isr;
+        mp->IsrNodesCount = cp->nisr;
+        if (cp->leader >= 0 && broker_alive(kr->snap, cp->leader)) {
+            mp->LeaderId = cp->leader;
+        } else {
+            mp->LeaderId = -1;
+            mp->ErrorCode = SF_KERR_LEADER_NOT_AVAILABLE;
+        }
+        mp->OfflineReplicas = sf_kreq_alloc(kr, (size_t)cp->nreplicas, sizeof(int32_t));
+        if (!mp->OfflineReplicas)
+            return SF_ERR_NOMEM;
+        for (i = 0; i < cp->nreplicas; i++)
+            if (!broker_alive(kr->snap, cp->replicas[i]))
+                mp->OfflineReplicas[noff++] = cp->replicas[i];
+        mp->OfflineReplicasCount = noff;
+    }
+    return SF_OK;
+}
+
+/* One requested topic, by name (or by id from v10). */
+static int fill_requested(sf_kreq_t *kr, const sf_proto_MetadataRequest_t *mreq,
+                          const sf_proto_MetadataRequest_MetadataRequestTopic_t *rt,
+                          sf_proto_MetadataResponse_MetadataResponseTopic_t *mt) {
+    const sf_brokercfg_t *cfg = sf_broker_cfg(kr->b);
+    const sf_cluster_topic_t *t;
+    char *name = sf_kreq_str(kr, rt->Name);
+    mt->Name = rt->Name;
+    mt->TopicId = rt->TopicId;
+    if (!name) {
+        if (!(t = sf_kreq_topic_by_id(kr, &rt->TopicId))) {
+            mt->ErrorCode = SF_KERR_UNKNOWN_TOPIC_ID;
+            return SF_OK;
+        }
+        return fill_topic(kr, t, mt);
+    }
+    if ((t = sf_kreq_topic(kr, name)))
+        return fill_topic(kr, t, mt);
+    if (!sf_cluster_topic_name_valid(name))
+        mt->ErrorCode = SF_KERR_INVALID_TOPIC_EXCEPTION;
+    else if (cfg->auto_create_topics_enable && (kr->version < 4 || mreq->AllowAutoTopicCreation))
+        mt->ErrorCode = auto_create(kr, name);
+    else
+        mt->ErrorCode = SF_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+    return SF_OK;
+}
+
+/* The live brokers' endpoints on the listener @kr came in on; this broker alone before the
+ * snapshot lists it, so a client can retry here. Returns the count (-1 on no memory). */
+typedef struct broker_ep {
+    int32_t id, port;
+    sf_slice_t host, rack;
+} broker_ep_t;
+
+static int listener_brokers(sf_kreq_t *kr, broker_ep_t **out) {
+    const sf_cluster_snapshot_t *snap = kr->snap;
+    const char *listener = sf_kreq_listener(kr);
+    int i, nb = 0;
+    broker_ep_t *eps = sf_kreq_alloc(kr, snap ? (size_t)snap->nbrokers : 1, sizeof(*eps));
+    char host[256];
+    int32_t port;
+    *out = eps;
+    if (!eps)
+        return -1;
+    for (i = 0; snap && i < snap->nbrokers; i++) {
+        const sf_cluster_broker_t *br = &snap->brokers[i];
+        int e;
+        for (e = 0; e < br->nendpoints; e++) {
+            if (sf_broker_endpoint_parse(br->endpoints[e], listener, host, sizeof(host), &port))
+                continue;
+            eps[nb].id = br->id;
+            eps[nb].host = sf_kreq_slice(kr, host);
+            eps[nb].port = port;
+            eps[nb].rack = sf_slice_cstr(br->rack);
+            nb++;
+            break;
+        }
+    }
+    if (nb == 0) {
+        size_t n, e;
+        const char *const *own = sf_broker_endpoints(kr->b, &n);
+        for (e = 0; e < n; e++) {
+            if (sf_broker_endpoint_parse(own[e], listener, host, sizeof(host), &port))
+                continue;
+            eps[0].id = sf_broker_cfg(kr->b)->broker_id;
+            eps[0].host = sf_kreq_slice(kr, host);
+            eps[0].port = port;
+            eps[0].rack = sf_slice_cstr(NULL);
+            nb = 1;
+            break;
+        }
+    }
+    return nb;
+}
+
+static void metadata_answer(sf_kreq_t *kr, const sf_proto_MetadataRequest_t *mreq) {
+    const sf_cluster_snapshot_t *snap = kr->snap;
+    sf_proto_MetadataResponse_t resp;
+    broker_ep_t *eps;
+    int i, nb = listener_brokers(kr, &eps);
+    /* v0 has no null array: an empty one asks for every topic. */
+    int all = mreq->TopicsCount < 0 || (kr->version == 0 && mreq->TopicsCount == 0);
+
+    sf_proto_MetadataResponse_init(&resp);
+    resp.ControllerId = snap ? snap->controller_id : -1;
+    resp.ClusterId = sf_slice_cstr(snap ? snap->cluster_id : NULL);
+    if (kr->version >= 8 && kr->version <= 10 && mreq->IncludeClusterAuthorizedOperations)
+        resp.ClusterAuthorizedOperations = CLUSTER_OPERATIONS;
+    resp.Brokers = sf_kreq_alloc(kr, nb > 0 ? (size_t)nb : 0, sizeof(*resp.Brokers));
+    if (nb < 0 || !resp.Brokers)
+        goto nomem;
+    for (i = 0; i < nb; i++) {
+        resp.Brokers[i].NodeId = eps[i].id;
+        resp.Brokers[i].Host = eps[i].host;
+        resp.Brokers[i].Port = eps[i].port;
+        resp.Brokers[i].Rack = eps[i].rack;
+    }
+    resp.BrokersCount = nb;
+    resp.TopicsCount = all ? (snap ? snap->ntopics : 0) : mreq->TopicsCount;
+    resp.Topics = sf_kreq_alloc(kr, (size_t)resp.TopicsCount, sizeof(*resp.Topics));
+    if (!resp.Topics)
+        goto nomem;
+    for (i = 0; i < resp.TopicsCount; i++) {
+        sf_proto_MetadataResponse_MetadataResponseTopic_t *mt = &resp.Topics[i];
+        int rc;
+        sf_proto_MetadataResponse_MetadataResponseTopic_init(mt);
+        rc = all ? fill_topic(kr, &snap->topics[i], mt)
+                 : fill_requested(kr, mreq, &mreq->Topics[i], mt);
+        if (rc != SF_OK)
+            goto nomem;
+        if (kr->version >= 8 && mreq->IncludeTopicAuthorizedOperations)
+            mt->TopicAuthorizedOperations = TOPIC_OPERATIONS;
+    }
+    sf_kreq_respond(kr, &resp);
+    return;
+nomem:
+    sf_kreq_close(kr, "no memory for the response");
+}
+
+typedef struct metadata_wait {
+    sf_kreq_t *kr;
+    const sf_proto_MetadataRequest_t *mreq;
+} metadata_wait_t;
+
+/* Right after start the broker is registered a moment before a controller is elected; admin
+ * clients that see no controller give up, so Metadata waits until there is one. */
+static int controller_known(const sf_kreq_t *kr) {
+    return kr->snap && kr->snap->controller_id >= 0;
+}
+
+static int metadata_attempt(void *arg, int final) {
+    metadata_wait_t *mw = arg;
+    sf_kreq_refresh(mw->kr);
+    if (!final && !controller_known(mw->kr))
+        return 0;
+    metadata_answer(mw->kr, mw->mreq);
+    return 1;
+}
+
+void sf_kapi_Metadata(sf_kreq_t *kr, void *msg) {
+    sf_pkey_t key = sf_pkey_metadata();
+    metadata_wait_t *mw;
+    if (controller_known(kr) || !(mw = sf_kreq_alloc(kr, 1, sizeof(*mw)))) {
+        metadata_answer(kr, msg);
+        return;
+    }
+    mw->kr = kr;
+    mw->mreq = msg;
+    if (!sf_kreq_park(kr, &key, 1, METADATA_MAX_WAIT_MS, metadata_attempt, mw))
+        metadata_answer(kr, msg);
+}
+
+void sf_kapi_DescribeCluster(sf_kreq_t *kr, void *msg) {
+    const sf_proto_DescribeClusterRequest_t *dreq = msg;
+    sf_proto_DescribeClusterResponse_t resp;
+    broker_ep_t *eps;
+    int i, nb = listener_brokers(kr, &eps);
+    sf_proto_DescribeClusterResponse_init(&resp);
+    if (dreq->EndpointType != 1) {
+        /* Only brokers are described (1); controllers (2) are KRaft's. */
+        resp.ErrorCode = SF_KERR_UNSUPPORTED_ENDPOINT_TYPE;
+        resp.ErrorMessage = sf_slice_cstr("only broker endpoints (type 1) are described");
+        sf_kreq_respond(kr, &resp);
+        return;
+    }
+    resp.ClusterId = sf_slice_cstr(kr->snap && kr->snap->cluster_id ? kr->snap->cluster_id : "");
+    resp.ControllerId = kr->snap ? kr->snap->controller_id : -1;
+    if (dreq->IncludeClusterAuthorizedOperations)
+        resp.ClusterAuthorizedOperations = CLUSTER_OPERATIONS;
+    resp.Brokers = sf_kreq_alloc(kr, nb > 0 ? (size_t)nb : 0, sizeof(*resp.Brokers));
+    if (nb < 0 || !resp.Brokers) {
+        sf_kreq_close(kr, "no memory for the response");
+        return;
+    }
+    for (i = 0; i < nb; i++) {
+        sf_proto_DescribeClusterResponse_DescribeClusterBroker_init(&resp.Brokers[i]);
+        resp.Brokers[i].BrokerId = eps[i].id;
+        resp.Brokers[i].Host = eps[i].host;
+        resp.Brokers[i].Port = eps[i].port;
+        resp.Brokers[i].Rack = eps[i].rack;
+    }
+    resp.BrokersCount = nb;
+    sf_kreq_respond(kr, &resp);
+}

@@ -1,0 +1,91 @@
+/* The dispatch table and the path of every request from the server to its handler. */
+#include "dispatch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "logging.h"
+
+/* Versions are the whole range Apache Kafka 3.9 accepts in ZooKeeper mode, from the oldest to
+ * the newest of the spec (DESIGN.md section 2). Sorted by key. */
+static const sf_kapi_t apis[] = {
+    {SF_PROTO_API_Produce, 0, 11, sf_kapi_Produce},
+    {SF_PROTO_API_Fetch, 0, 17, sf_kapi_Fetch},
+    {SF_PROTO_API_ListOffsets, 0, 10, sf_kapi_ListOffsets},
+    {SF_PROTO_API_Metadata, 0, 12, sf_kapi_Metadata},
+    {SF_PROTO_API_ApiVersions, 0, 4, sf_kapi_ApiVersions},
+    {SF_PROTO_API_CreateTopics, 0, 7, sf_kapi_CreateTopics},
+    {SF_PROTO_API_DeleteTopics, 0, 6, sf_kapi_DeleteTopics},
+    {SF_PROTO_API_DeleteRecords, 0, 2, sf_kapi_DeleteRecords},
+    {SF_PROTO_API_DescribeConfigs, 0, 4, sf_kapi_DescribeConfigs},
+    {SF_PROTO_API_AlterConfigs, 0, 2, sf_kapi_AlterConfigs},
+    {SF_PROTO_API_CreatePartitions, 0, 3, sf_kapi_CreatePartitions},
+    {SF_PROTO_API_IncrementalAlterConfigs, 0, 1, sf_kapi_IncrementalAlterConfigs},
+    {SF_PROTO_API_DescribeCluster, 0, 1, sf_kapi_DescribeCluster},
+};
+
+const sf_kapi_t *sf_kapi_all(size_t *n) {
+    *n = sizeof(apis) / sizeof(apis[0]);
+    return apis;
+}
+
+static const sf_kapi_t *kapi_get(int16_t key) {
+    size_t i;
+    for (i = 0; i < sizeof(apis) / sizeof(apis[0]); i++)
+        if (apis[i].key == key)
+            return &apis[i];
+    return NULL;
+}
+
+void sf_kafka_dispatch(sf_req_t *req, void *arg) {
+    sf_broker_t *b = arg;
+    int16_t key = req->hdr.RequestApiKey, ver = req->hdr.RequestApiVersion;
+    const sf_kapi_t *api = kapi_get(key);
+    const sf_proto_spec_t *spec = sf_proto_spec_get(key);
+    sf_kreq_t *kr = sf_arena_alloc(&req->arena, sizeof(*kr));
+    void *msg;
+    int rc;
+
+    if (!kr) {
+        sf_req_close(req);
+        return;
+    }
+    kr->req = req;
+    kr->b = b;
+    kr->api_key = key;
+    kr->version = ver;
+    kr->arena = &req->arena;
+    kr->client_id = req->hdr.ClientId.len > 0 ? sf_kreq_str(kr, req->hdr.ClientId) : "";
+    if (!kr->client_id)
+        kr->client_id = "";
+    kr->snap = sf_cluster_snapshot_ref(sf_broker_snapshot(b));
+    /* An ApiVersions request of a version this broker does not know still gets an answer
+     * (KIP-511): the handler sends the v0 error with ApiVersions' own range. */
+    if (key == SF_PROTO_API_ApiVersions && api && (ver < api->min || ver > api->max)) {
+        api->fn(kr, NULL);
+        return;
+    }
+    /* Other unknown APIs and versions: Kafka closes the connection, so do we. */
+    if (!api || !spec || ver < api->min || ver > api->max) {
+        sf_kreq_close(kr, api ? "version not supported" : "unknown API");
+        return;
+    }
+    msg = sf_arena_alloc(kr->arena, spec->RequestSize);
+    if (!msg) {
+        sf_kreq_close(kr, "no memory for the request");
+        return;
+    }
+    rc = spec->RequestDecode(&req->body, ver, kr->arena, msg);
+    if (rc != SF_OK) {
+        /* Kafka answers an ApiVersions v3+ request whose client software fields do not
+         * decode with INVALID_REQUEST; every other request that does not decode closes. */
+        if (key == SF_PROTO_API_ApiVersions && rc == SF_ERR_MALFORMED) {
+            api->fn(kr, NULL);
+            return;
+        }
+        sf_kreq_close(kr, rc == SF_ERR_NOMEM ? "request too large to decode"
+                                             : "request does not decode");
+        return;
+    }
+    api->fn(kr, msg);
+}

@@ -1,0 +1,43 @@
+/* The Kafka API dispatcher: one table {api key, versions, handler} names every API the broker
+ * serves; ApiVersions answers from it. Each request's body is decoded here with the generated
+ * codec, so a handler starts from the decoded message. */
+#ifndef SF_DISPATCH_H
+#define SF_DISPATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kreq.h"
+
+/* A handler: @msg is the decoded request (the API's sf_proto_<Api>Request_t, in the arena).
+ * It answers through @kr (kreq.h), now or later. */
+typedef void (*sf_kapi_fn)(sf_kreq_t *kr, void *msg);
+
+typedef struct sf_kapi {
+    int16_t key;
+    int16_t min, max; /* the versions advertised in ApiVersions */
+    sf_kapi_fn fn;
+} sf_kapi_t;
+
+/* The served APIs in ascending key order (static); @n receives the count. */
+const sf_kapi_t *sf_kapi_all(size_t *n);
+
+/* The server's dispatch function (server.h): @arg is the sf_broker_t. Takes @req. */
+void sf_kafka_dispatch(sf_req_t *req, void *arg);
+
+/* The handlers, one file per API family (kafka/api_<family>.c). */
+void sf_kapi_ApiVersions(sf_kreq_t *kr, void *msg);
+void sf_kapi_Produce(sf_kreq_t *kr, void *msg);
+void sf_kapi_Fetch(sf_kreq_t *kr, void *msg);
+void sf_kapi_ListOffsets(sf_kreq_t *kr, void *msg);
+void sf_kapi_Metadata(sf_kreq_t *kr, void *msg);
+void sf_kapi_DescribeCluster(sf_kreq_t *kr, void *msg);
+void sf_kapi_CreateTopics(sf_kreq_t *kr, void *msg);
+void sf_kapi_DeleteTopics(sf_kreq_t *kr, void *msg);
+void sf_kapi_CreatePartitions(sf_kreq_t *kr, void *msg);
+void sf_kapi_DeleteRecords(sf_kreq_t *kr, void *msg);
+void sf_kapi_DescribeConfigs(sf_kreq_t *kr, void *msg);
+void sf_kapi_AlterConfigs(sf_kreq_t *kr, void *msg);
+void sf_kapi_IncrementalAlterConfigs(sf_kreq_t *kr, void *msg);
+
+#endif

@@ -1,0 +1,78 @@
+/* The context of one Kafka request while a handler works on it: the server's request, the
+ * broker, the metadata snapshot referenced for the request's life, the decoded body, and the
+ * helpers every handler uses to answer, to park and to keep strings in the request arena.
+ *
+ * Lifetime: made by the dispatcher (kafka/dispatch.c) inside the request arena; ends with
+ * exactly one of sf_kreq_respond, sf_kreq_respond_none or sf_kreq_close, which release the
+ * snapshot and hand the request back to the server. Everything allocated from kr->arena
+ * (decoded strings and arrays included) lives as long.
+ *
+ * Threading: a request and its context belong to the loop thread of its connection. */
+#ifndef SF_KREQ_H
+#define SF_KREQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "broker.h"
+#include "cluster.h"
+#include "err.h"
+#include "proto.h"
+#include "purgatory.h"
+#include "server.h"
+
+typedef struct sf_kreq {
+    sf_req_t *req;               /* the server's request (owned until answered) */
+    sf_broker_t *b;              /* borrowed */
+    sf_cluster_snapshot_t *snap; /* referenced until answered; NULL before the first one */
+    int16_t api_key, version;
+    sf_arena_t *arena;           /* the request arena */
+    const char *client_id;       /* NUL-terminated, in the arena ("" when null) */
+} sf_kreq_t;
+
+/* A NUL-terminated copy of @s in the arena; NULL for a null slice or no memory. */
+char *sf_kreq_str(sf_kreq_t *kr, sf_slice_t s);
+/* A slice holding a copy of the C string @s in the arena ({NULL, 0} on no memory). */
+sf_slice_t sf_kreq_slice(sf_kreq_t *kr, const char *s);
+/* A formatted message in the arena (NULL on no memory). */
+const char *sf_kreq_printf(sf_kreq_t *kr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* @n zeroed elements of @size from the arena; never NULL for n == 0 (one spare element). */
+void *sf_kreq_alloc(sf_kreq_t *kr, size_t n, size_t size);
+
+/* Encode @resp (the response struct of the request's API) at the request's version and send
+ * it; a response that cannot be encoded closes the connection after the ones before it. */
+void sf_kreq_respond(sf_kreq_t *kr, const void *resp);
+/* No response (Produce with acks=0). */
+void sf_kreq_respond_none(sf_kreq_t *kr);
+/* Close the connection after the responses before this request (a request that does not
+ * decode, a version this broker does not serve, or no memory to answer). @why is logged. */
+void sf_kreq_close(sf_kreq_t *kr, const char *why);
+
+/* Park the request in the broker's purgatory (see purgatory.h): @attempt(@arg, final) is
+ * called when a key is notified or after @timeout_ms. Returns the handle, or NULL on no memory
+ * (the caller answers at once). */
+sf_pwait_t *sf_kreq_park(sf_kreq_t *kr, const sf_pkey_t *keys, int nkeys, int64_t timeout_ms,
+                         sf_pwait_attempt_fn attempt, void *arg);
+
+/* 1 once answers on the request's connection are dropped (the client went away). */
+int sf_kreq_conn_closed(const sf_kreq_t *kr);
+/* "127.0.0.1:5000" (the peer) and the listener name the client came in on. */
+const char *sf_kreq_peer(const sf_kreq_t *kr);
+const char *sf_kreq_listener(const sf_kreq_t *kr);
+
+/* Move the request to the newest metadata snapshot (a parked request looking again). */
+void sf_kreq_refresh(sf_kreq_t *kr);
+
+/* The topic and partition in the request's snapshot, or NULL. */
+const sf_cluster_topic_t *sf_kreq_topic(const sf_kreq_t *kr, const char *name);
+const sf_cluster_partition_t *sf_kreq_partition(const sf_kreq_t *kr, const char *topic,
+                                                int32_t partition);
+/* The topic with id @id in the request's snapshot, or NULL. */
+const sf_cluster_topic_t *sf_kreq_topic_by_id(const sf_kreq_t *kr, const sf_uuid_t *id);
+
+/* The local log of a partition this broker leads, or NULL with the client's error in *@err
+ * (UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER). @topic may be NULL. */
+struct sf_log *sf_kreq_leader_log(sf_kreq_t *kr, const char *topic, int32_t partition,
+                                  sf_kerr_t *err);
+
+#endif
