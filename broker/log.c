@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cluster.h"
+#include "znode.h"
 #include "compress.h"
 #include "err.h"
 #include "logging.h"
@@ -286,7 +287,7 @@ int sf_log_open(const char *dir, const char *topic, int32_t partition, const sf_
     int rc = SF_ERR_NOMEM;
 
     *logp = NULL;
-    if (!sf_cluster_topic_name_valid(topic) || partition < 0)
+    if (!sf_znode_topic_name_valid(topic) || partition < 0)
         return SF_ERR_INVALID;
     if ((size_t)snprintf(path, sizeof(path), "%s/%s-%d", dir, topic, (int)partition) >=
         sizeof(path))

@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "cluster.h"
+#include "znode.h"
 #include "err.h"
 #include "logging.h"
 #include "props.h"
@@ -131,7 +132,7 @@ static int parse_partition_dir(const char *name, char *topic, size_t tsize, int3
         return 0;
     memcpy(topic, name, tlen);
     topic[tlen] = '\0';
-    if (!sf_cluster_topic_name_valid(topic))
+    if (!sf_znode_topic_name_valid(topic))
         return 0;
     *partition = (int32_t)v;
     return 1;
@@ -220,7 +221,7 @@ static void ckpt_read(const char *dir, const char *name, const char *consequence
         if (!ckpt_num(&p, INT32_MAX, 0, &part) || !ckpt_num(&p, INT64_MAX - 1, 1, &off))
             goto bad;
         topic[tlen] = '\0';
-        if (!sf_cluster_topic_name_valid(topic))
+        if (!sf_znode_topic_name_valid(topic))
             goto bad;
         if (n == cap) {
             ld_ckpt_t *g;
@@ -703,7 +704,7 @@ int sf_logdir_create(sf_logdir_t *ld, const char *topic, int32_t partition,
 
     if (out)
         *out = NULL;
-    if (!sf_cluster_topic_name_valid(topic) || partition < 0)
+    if (!sf_znode_topic_name_valid(topic) || partition < 0)
         return SF_ERR_INVALID;
     log = sf_logdir_get(ld, topic, partition);
     if (log) {

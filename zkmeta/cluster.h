@@ -27,90 +27,13 @@
 #ifndef SF_CLUSTER_H
 #define SF_CLUSTER_H
 
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct event_base;
 struct sf_zk;
 
-/* Decoder limits: larger arrays / objects in a znode are rejected as malformed. */
-#define SF_CLUSTER_MAX_PARTITIONS 100000 /* partitions of one topic */
-#define SF_CLUSTER_MAX_REPLICAS 256      /* replicas (and ISR) of one partition */
-#define SF_CLUSTER_MAX_ENDPOINTS 64      /* endpoints of one broker */
-#define SF_CLUSTER_MAX_CONFIGS 1024      /* config entries of one topic */
-#define SF_CLUSTER_MAX_TOPIC_NAME 249    /* Kafka's limit */
-
-typedef struct sf_cluster_broker {
-    int32_t id;
-    char *host;       /* may be NULL (no PLAINTEXT listener) */
-    int32_t port;     /* -1 with a NULL host */
-    char **endpoints; /* "PLAINTEXT://h:p", "SSL://h:p" */
-    int nendpoints;
-    char *rack; /* NULL if none */
-    int64_t epoch; /* czxid of /brokers/ids/<id> */
-} sf_cluster_broker_t;
-
-typedef struct sf_cluster_partition {
-    int32_t partition;
-    int32_t leader;           /* -1: none (or state not known) */
-    int32_t leader_epoch;     /* -1 if the state znode is missing */
-    int32_t controller_epoch; /* -1 if the state znode is missing */
-    int32_t *replicas;
-    int nreplicas;
-    int32_t *isr;
-    int nisr;
-} sf_cluster_partition_t;
-
-typedef struct sf_cluster_config_entry {
-    char *name, *value;
-} sf_cluster_config_entry_t;
-
-typedef struct sf_cluster_topic {
-    char *name;
-    uint8_t topic_id[16]; /* all zero if the znode has none */
-    sf_cluster_partition_t *partitions; /* indexed by partition id: partitions[i].partition == i */
-    int npartitions;
-    sf_cluster_config_entry_t *configs; /* sorted by name */
-    int nconfigs;
-} sf_cluster_topic_t;
-
-typedef struct sf_cluster_snapshot {
-    atomic_int refcnt;
-    char *cluster_id;
-    int32_t controller_id;    /* -1 if no controller */
-    int32_t controller_epoch; /* last known value of /controller_epoch, -1 if unknown */
-    sf_cluster_broker_t *brokers; /* sorted by id */
-    int nbrokers;
-    sf_cluster_topic_t *topics; /* sorted by name (strcmp) */
-    int ntopics;
-} sf_cluster_snapshot_t;
-
-/* Take a reference (returns @snap; NULL is passed through). Thread-safe. */
-sf_cluster_snapshot_t *sf_cluster_snapshot_ref(sf_cluster_snapshot_t *snap);
-/* Drop a reference; the last one frees the snapshot. NULL is ignored. Thread-safe. */
-void sf_cluster_snapshot_unref(sf_cluster_snapshot_t *snap);
-/* Look up a topic by name / a broker by id (binary search); NULL if absent. The result is
- * borrowed from @snap. */
-const sf_cluster_topic_t *sf_cluster_snapshot_topic(const sf_cluster_snapshot_t *snap,
-                                                    const char *name);
-const sf_cluster_broker_t *sf_cluster_snapshot_broker(const sf_cluster_snapshot_t *snap,
-                                                      int32_t id);
-/* A config value of a topic, or NULL if not set (borrowed). */
-const char *sf_cluster_topic_config(const sf_cluster_topic_t *topic, const char *name);
-
-/* Build a snapshot from parts (takes ownership of all of them, also on failure): @brokers
- * and @topics are sorted here. Used by the module and by tests. Returns NULL on no memory. */
-sf_cluster_snapshot_t *sf_cluster_snapshot_build(char *cluster_id, int32_t controller_id,
-                                                 int32_t controller_epoch,
-                                                 sf_cluster_broker_t *brokers, int nbrokers,
-                                                 sf_cluster_topic_t *topics, int ntopics);
-
-/* Free what an element owns (not the element itself). */
-void sf_cluster_broker_clear(sf_cluster_broker_t *b);
-void sf_cluster_partition_clear(sf_cluster_partition_t *p);
-void sf_cluster_topic_clear(sf_cluster_topic_t *t);
-void sf_cluster_configs_free(sf_cluster_config_entry_t *configs, int n);
+#include "snapshot.h"
 
 /* ---- The running module ---- */
 
@@ -215,67 +138,5 @@ int sf_cluster_partitions_add(sf_cluster_t *cl, const char *topic, int32_t new_t
 int sf_cluster_topic_config_set(sf_cluster_t *cl, const char *topic,
                                 const sf_cluster_config_entry_t *configs, int n,
                                 sf_cluster_done_cb done, void *arg);
-
-/* ---- Pure functions (no ZooKeeper), unit-tested ---- */
-
-/* 1 if @name is a legal Kafka topic name: 1..249 chars of [a-zA-Z0-9._-], not "." or "..". */
-int sf_cluster_topic_name_valid(const char *name);
-
-/* Kafka's Uuid text form: 22 chars of unpadded base64url. @out has room for 23 bytes. */
-void sf_cluster_uuid_to_str(const uint8_t uuid[16], char out[23]);
-/* Parse that form; SF_OK or SF_ERR_MALFORMED. */
-int sf_cluster_uuid_from_str(const char *s, uint8_t uuid[16]);
-/* A random version-4 uuid that is not zero and whose text form does not start with '-'.
- * SF_OK or SF_ERR_IO. */
-int sf_cluster_uuid_random(uint8_t uuid[16]);
-
-/* Kafka's AdminUtils.assignReplicasToBrokersRackUnaware. @brokers: live broker ids sorted
- * ascending (n >= rf). Assign @npartitions partitions numbered from @start_partition with @rf
- * replicas each into @out (npartitions * rf ids, partition-major). @start_index is the
- * fixed start index, or -1 for a random one. Returns SF_OK or SF_ERR_INVALID. */
-int sf_cluster_assign_replicas(const int32_t *brokers, int nbrokers, int32_t npartitions,
-                               int rf, int32_t start_partition, int start_index, int32_t *out);
-
-/* JSON codecs for each znode. Encoders return a malloc'd NUL-terminated string (NULL on no
- * memory). Decoders take @len bytes of @json (no NUL needed), allocate what they fill in
- * (free with the matching _clear function), and return SF_OK or SF_ERR_MALFORMED (bad JSON,
- * wrong types, missing fields, out-of-range values, arrays over the limits above) without
- * leaking anything; SF_ERR_NOMEM on no memory. */
-
-/* /brokers/ids/<id>: uses host, port, endpoints, rack; @timestamp_ms is written as a string. */
-char *sf_cluster_broker_encode(const sf_cluster_broker_t *b, int64_t timestamp_ms);
-/* Fills host, port, endpoints, rack (id = -1 and epoch = -1: they come from the path and stat). */
-int sf_cluster_broker_decode(const char *json, size_t len, sf_cluster_broker_t *out);
-
-/* /brokers/topics/<t>: topic_id and each partition's replicas (partitions[i].partition == i). */
-char *sf_cluster_topic_encode(const uint8_t topic_id[16], const sf_cluster_partition_t *parts,
-                              int nparts);
-/* Fills topic_id (zero if absent), partitions (replicas; leader and epochs -1, no isr) and
- * npartitions; name and configs are left NULL. Partition keys must be exactly 0..n-1. */
-int sf_cluster_topic_decode(const char *json, size_t len, sf_cluster_topic_t *out);
-
-/* /brokers/topics/<t>/partitions/<p>/state: leader, leader_epoch, isr, controller_epoch. */
-char *sf_cluster_pstate_encode(const sf_cluster_partition_t *p);
-/* Fills leader, leader_epoch, isr/nisr, controller_epoch of @p (other fields untouched; a
- * previous isr is freed). */
-int sf_cluster_pstate_decode(const char *json, size_t len, sf_cluster_partition_t *p);
-
-/* /config/topics/<t> */
-char *sf_cluster_config_encode(const sf_cluster_config_entry_t *configs, int n);
-/* @out: a malloc'd array sorted by name (free with sf_cluster_configs_free), NULL when empty. */
-int sf_cluster_config_decode(const char *json, size_t len, sf_cluster_config_entry_t **out,
-                             int *n);
-
-/* /controller */
-char *sf_cluster_controller_encode(int32_t broker_id, int64_t timestamp_ms);
-int sf_cluster_controller_decode(const char *json, size_t len, int32_t *broker_id);
-
-/* /controller_epoch: a decimal integer >= 0. */
-int sf_cluster_epoch_decode(const char *data, size_t len, int32_t *epoch);
-
-/* /cluster/id */
-char *sf_cluster_id_encode(const char *id);
-/* @id: malloc'd. */
-int sf_cluster_id_decode(const char *json, size_t len, char **id);
 
 #endif

@@ -7,6 +7,7 @@
 #include "brokercfg.h"
 #include "logging.h"
 #include "topiccfg.h"
+#include "znode.h"
 
 /* Longest a Metadata request waits for a controller to be elected. */
 #define METADATA_MAX_WAIT_MS 3000
@@ -106,7 +107,7 @@ static int fill_requested(sf_kreq_t *kr, const sf_proto_MetadataRequest_t *mreq,
     }
     if ((t = sf_kreq_topic(kr, name)))
         return fill_topic(kr, t, mt);
-    if (!sf_cluster_topic_name_valid(name))
+    if (!sf_znode_topic_name_valid(name))
         mt->ErrorCode = SF_KERR_INVALID_TOPIC_EXCEPTION;
     else if (cfg->auto_create_topics_enable && (kr->version < 4 || mreq->AllowAutoTopicCreation))
         mt->ErrorCode = auto_create(kr, name);

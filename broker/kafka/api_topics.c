@@ -10,6 +10,7 @@
 #include "brokercfg.h"
 #include "logging.h"
 #include "topiccfg.h"
+#include "znode.h"
 
 /* ---- CreateTopics ---- */
 
@@ -143,7 +144,7 @@ static void create_one(sf_kreq_t *kr, const sf_proto_CreateTopicsRequest_t *creq
     sf_cluster_config_entry_t *configs = NULL;
     int32_t *assignment = NULL;
 
-    if (!it->topic || !sf_cluster_topic_name_valid(it->topic)) {
+    if (!it->topic || !sf_znode_topic_name_valid(it->topic)) {
         sf_admin_fail(it, SF_KERR_INVALID_TOPIC_EXCEPTION,
                       "topic names are 1 to 249 characters of [a-zA-Z0-9._-], not . or ..");
         return;

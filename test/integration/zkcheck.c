@@ -24,6 +24,7 @@
 #include <jansson.h>
 
 #include "cluster.h"
+#include "znode.h"
 #include "err.h"
 #include "logging.h"
 #include "zk.h"
@@ -353,7 +354,7 @@ static int32_t read_epoch(void) {
     struct pget g;
     int32_t e = -1;
     if (probe_get("/controller_epoch", &g) == SF_OK && g.data)
-        sf_cluster_epoch_decode(g.data, strlen(g.data), &e);
+        sf_znode_epoch_decode(g.data, strlen(g.data), &e);
     pget_free(&g);
     return e;
 }
@@ -362,7 +363,7 @@ static int32_t read_controller(void) {
     struct pget g;
     int32_t id = -1;
     if (probe_get("/controller", &g) == SF_OK && g.data)
-        sf_cluster_controller_decode(g.data, strlen(g.data), &id);
+        sf_znode_controller_decode(g.data, strlen(g.data), &id);
     pget_free(&g);
     return id;
 }

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "cluster.h"
+#include "placement.h"
+#include "znode.h"
 #include "err.h"
 
 #define S(lit) lit, strlen(lit)
@@ -14,7 +16,7 @@
 
 START_TEST(test_broker_golden) {
     sf_cluster_broker_t b;
-    ck_assert_int_eq(sf_cluster_broker_decode(
+    ck_assert_int_eq(sf_znode_broker_decode(
                          S("{\"version\":1,\"host\":\"10.0.0.1\",\"port\":9092,\"endpoints\":["
                            "\"PLAINTEXT://10.0.0.1:9092\",\"SSL://10.0.0.1:9093\"],\"rack\":null,"
                            "\"timestamp\":\"1700000000000\"}"),
@@ -32,7 +34,7 @@ START_TEST(test_broker_golden) {
 
     /* What Apache Kafka 3.x writes (version 5, extra fields, a rack). */
     ck_assert_int_eq(
-        sf_cluster_broker_decode(
+        sf_znode_broker_decode(
             S("{\"features\":{},\"listener_security_protocol_map\":{\"PLAINTEXT\":\"PLAINTEXT\"},"
               "\"endpoints\":[\"PLAINTEXT://kafka1:9092\"],\"jmx_port\":-1,\"port\":9092,"
               "\"host\":\"kafka1\",\"version\":5,\"timestamp\":\"1690000000000\",\"rack\":\"r1\"}"),
@@ -44,7 +46,7 @@ START_TEST(test_broker_golden) {
     sf_cluster_broker_clear(&b);
 
     /* No PLAINTEXT listener: Kafka writes host null, port -1. */
-    ck_assert_int_eq(sf_cluster_broker_decode(S("{\"version\":1,\"host\":null,\"port\":-1,"
+    ck_assert_int_eq(sf_znode_broker_decode(S("{\"version\":1,\"host\":null,\"port\":-1,"
                                                 "\"endpoints\":[\"SSL://h:9093\"]}"),
                                               &b),
                      SF_OK);
@@ -59,18 +61,18 @@ START_TEST(test_broker_encode) {
     sf_cluster_broker_t b = {.id = 7, .host = "h1", .port = 9092, .endpoints = eps,
                              .nendpoints = 2, .rack = NULL};
     sf_cluster_broker_t d;
-    char *s = sf_cluster_broker_encode(&b, 123);
+    char *s = sf_znode_broker_encode(&b, 123);
     ck_assert_str_eq(s, "{\"version\":1,\"host\":\"h1\",\"port\":9092,\"endpoints\":["
                         "\"PLAINTEXT://h1:9092\",\"SSL://h1:9093\"],\"rack\":null,"
                         "\"timestamp\":\"123\"}");
-    ck_assert_int_eq(sf_cluster_broker_decode(s, strlen(s), &d), SF_OK);
+    ck_assert_int_eq(sf_znode_broker_decode(s, strlen(s), &d), SF_OK);
     ck_assert_str_eq(d.host, "h1");
     ck_assert_int_eq(d.nendpoints, 2);
     ck_assert_str_eq(d.endpoints[1], "SSL://h1:9093");
     sf_cluster_broker_clear(&d);
     free(s);
     b.rack = "rack-a";
-    s = sf_cluster_broker_encode(&b, 5);
+    s = sf_znode_broker_encode(&b, 5);
     ck_assert_ptr_nonnull(strstr(s, "\"rack\":\"rack-a\""));
     free(s);
 }
@@ -82,7 +84,7 @@ START_TEST(test_topic_golden) {
     int i;
     for (i = 0; i < 16; i++)
         want[i] = (uint8_t)i;
-    ck_assert_int_eq(sf_cluster_topic_decode(S("{\"version\":1,\"topic_id\":\"AAECAwQFBgcICQoLDA0ODw\","
+    ck_assert_int_eq(sf_znode_topic_decode(S("{\"version\":1,\"topic_id\":\"AAECAwQFBgcICQoLDA0ODw\","
                                                "\"partitions\":{\"0\":[1,2],\"1\":[2,3],\"2\":[3,1]}}"),
                                              &t),
                      SF_OK);
@@ -97,7 +99,7 @@ START_TEST(test_topic_golden) {
     sf_cluster_topic_clear(&t);
 
     /* Keys in any order, Kafka's version 3 extras, no topic id (pre-2.8 topics). */
-    ck_assert_int_eq(sf_cluster_topic_decode(S("{\"partitions\":{\"1\":[5],\"0\":[4]},\"version\":3,"
+    ck_assert_int_eq(sf_znode_topic_decode(S("{\"partitions\":{\"1\":[5],\"0\":[4]},\"version\":3,"
                                                "\"adding_replicas\":{},\"removing_replicas\":{}}"),
                                              &t),
                      SF_OK);
@@ -120,10 +122,10 @@ START_TEST(test_topic_encode) {
     int i;
     for (i = 0; i < 16; i++)
         id[i] = (uint8_t)i;
-    s = sf_cluster_topic_encode(id, parts, 2);
+    s = sf_znode_topic_encode(id, parts, 2);
     ck_assert_str_eq(s, "{\"version\":1,\"topic_id\":\"AAECAwQFBgcICQoLDA0ODw\","
                         "\"partitions\":{\"0\":[1,2],\"1\":[2,1]}}");
-    ck_assert_int_eq(sf_cluster_topic_decode(s, strlen(s), &t), SF_OK);
+    ck_assert_int_eq(sf_znode_topic_decode(s, strlen(s), &t), SF_OK);
     ck_assert_mem_eq(t.topic_id, id, 16);
     ck_assert_int_eq(t.partitions[1].replicas[0], 2);
     sf_cluster_topic_clear(&t);
@@ -135,7 +137,7 @@ START_TEST(test_pstate_golden) {
     sf_cluster_partition_t p = {.partition = 3, .leader = -1};
     char *s;
     int32_t isr[] = {1, 2};
-    ck_assert_int_eq(sf_cluster_pstate_decode(S("{\"controller_epoch\":5,\"leader\":1,\"version\":1,"
+    ck_assert_int_eq(sf_znode_pstate_decode(S("{\"controller_epoch\":5,\"leader\":1,\"version\":1,"
                                                 "\"leader_epoch\":7,\"isr\":[1,2]}"),
                                               &p),
                      SF_OK);
@@ -146,7 +148,7 @@ START_TEST(test_pstate_golden) {
     ck_assert_int_eq(p.nisr, 2);
     ck_assert_int_eq(p.isr[1], 2);
     /* decoding again replaces the isr (no leak, no append) */
-    ck_assert_int_eq(sf_cluster_pstate_decode(S("{\"version\":1,\"leader\":-1,\"leader_epoch\":8,"
+    ck_assert_int_eq(sf_znode_pstate_decode(S("{\"version\":1,\"leader\":-1,\"leader_epoch\":8,"
                                                 "\"isr\":[],\"controller_epoch\":6,"
                                                 "\"leader_recovery_state\":0}"),
                                               &p),
@@ -157,7 +159,7 @@ START_TEST(test_pstate_golden) {
 
     p = (sf_cluster_partition_t){.leader = 1, .leader_epoch = 7, .controller_epoch = 5,
                                  .isr = isr, .nisr = 2};
-    s = sf_cluster_pstate_encode(&p);
+    s = sf_znode_pstate_encode(&p);
     ck_assert_str_eq(s, "{\"version\":1,\"leader\":1,\"leader_epoch\":7,\"isr\":[1,2],"
                         "\"controller_epoch\":5}");
     free(s);
@@ -169,7 +171,7 @@ START_TEST(test_config_golden) {
     sf_cluster_config_entry_t in[3] = {{"retention.ms", "1000"}, {"x", NULL}, {"a.b", "c"}};
     int n;
     char *s;
-    ck_assert_int_eq(sf_cluster_config_decode(S("{\"version\":1,\"config\":{\"retention.ms\":\"1000\","
+    ck_assert_int_eq(sf_znode_config_decode(S("{\"version\":1,\"config\":{\"retention.ms\":\"1000\","
                                                 "\"cleanup.policy\":\"compact\"}}"),
                                               &c, &n),
                      SF_OK);
@@ -182,14 +184,14 @@ START_TEST(test_config_golden) {
         ck_assert_ptr_null(sf_cluster_topic_config(&t, "segment.ms"));
     }
     sf_cluster_configs_free(c, n);
-    ck_assert_int_eq(sf_cluster_config_decode(S("{\"version\":1,\"config\":{}}"), &c, &n), SF_OK);
+    ck_assert_int_eq(sf_znode_config_decode(S("{\"version\":1,\"config\":{}}"), &c, &n), SF_OK);
     ck_assert_int_eq(n, 0);
     ck_assert_ptr_null(c);
 
-    s = sf_cluster_config_encode(in, 3);
+    s = sf_znode_config_encode(in, 3);
     ck_assert_str_eq(s, "{\"version\":1,\"config\":{\"retention.ms\":\"1000\",\"a.b\":\"c\"}}");
     free(s);
-    s = sf_cluster_config_encode(NULL, 0);
+    s = sf_znode_config_encode(NULL, 0);
     ck_assert_str_eq(s, "{\"version\":1,\"config\":{}}");
     free(s);
 }
@@ -198,20 +200,20 @@ END_TEST
 START_TEST(test_controller_epoch_id_golden) {
     int32_t id = -5, e = -5;
     char *s, *cid;
-    ck_assert_int_eq(sf_cluster_controller_decode(S("{\"version\":1,\"brokerid\":3,\"timestamp\":\"1\"}"),
+    ck_assert_int_eq(sf_znode_controller_decode(S("{\"version\":1,\"brokerid\":3,\"timestamp\":\"1\"}"),
                                                   &id),
                      SF_OK);
     ck_assert_int_eq(id, 3);
-    s = sf_cluster_controller_encode(4, 1234);
+    s = sf_znode_controller_encode(4, 1234);
     ck_assert_str_eq(s, "{\"version\":1,\"brokerid\":4,\"timestamp\":\"1234\"}");
     free(s);
-    ck_assert_int_eq(sf_cluster_epoch_decode(S("17"), &e), SF_OK);
+    ck_assert_int_eq(sf_znode_epoch_decode(S("17"), &e), SF_OK);
     ck_assert_int_eq(e, 17);
-    ck_assert_int_eq(sf_cluster_epoch_decode(S("2147483647"), &e), SF_OK);
+    ck_assert_int_eq(sf_znode_epoch_decode(S("2147483647"), &e), SF_OK);
     ck_assert_int_eq(e, INT32_MAX);
-    s = sf_cluster_id_encode("AAECAwQFBgcICQoLDA0ODw");
+    s = sf_znode_cluster_id_encode("AAECAwQFBgcICQoLDA0ODw");
     ck_assert_str_eq(s, "{\"version\":1,\"id\":\"AAECAwQFBgcICQoLDA0ODw\"}");
-    ck_assert_int_eq(sf_cluster_id_decode(s, strlen(s), &cid), SF_OK);
+    ck_assert_int_eq(sf_znode_cluster_id_decode(s, strlen(s), &cid), SF_OK);
     ck_assert_str_eq(cid, "AAECAwQFBgcICQoLDA0ODw");
     free(cid);
     free(s);
@@ -224,16 +226,16 @@ START_TEST(test_uuid) {
     int i, k;
     for (i = 0; i < 16; i++)
         u[i] = (uint8_t)(0xf0 + i);
-    sf_cluster_uuid_to_str(u, s);
+    sf_znode_uuid_to_str(u, s);
     ck_assert_uint_eq(strlen(s), 22);
-    ck_assert_int_eq(sf_cluster_uuid_from_str(s, v), SF_OK);
+    ck_assert_int_eq(sf_znode_uuid_from_str(s, v), SF_OK);
     ck_assert_mem_eq(u, v, 16);
     for (k = 0; k < 200; k++) {
-        ck_assert_int_eq(sf_cluster_uuid_random(u), SF_OK);
-        sf_cluster_uuid_to_str(u, s);
+        ck_assert_int_eq(sf_znode_uuid_random(u), SF_OK);
+        sf_znode_uuid_to_str(u, s);
         ck_assert_int_ne(s[0], '-');
         ck_assert_int_eq(u[6] >> 4, 4);
-        ck_assert_int_eq(sf_cluster_uuid_from_str(s, v), SF_OK);
+        ck_assert_int_eq(sf_znode_uuid_from_str(s, v), SF_OK);
         ck_assert_mem_eq(u, v, 16);
     }
 }
@@ -246,14 +248,14 @@ START_TEST(test_assign_kafka_vector) {
                                         {0, 2, 3}, {1, 3, 4}, {2, 4, 0}, {3, 0, 1}, {4, 1, 2}};
     int32_t out[30];
     int p;
-    ck_assert_int_eq(sf_cluster_assign_replicas(brokers, 5, 10, 3, 0, 0, out), SF_OK);
+    ck_assert_int_eq(sf_placement_assign(brokers, 5, 10, 3, 0, 0, out), SF_OK);
     for (p = 0; p < 10; p++) {
         ck_assert_int_eq(out[p * 3], want[p][0]);
         ck_assert_int_eq(out[p * 3 + 1], want[p][1]);
         ck_assert_int_eq(out[p * 3 + 2], want[p][2]);
     }
     /* Continuing from partition 5 gives Kafka's partitions 5.. */
-    ck_assert_int_eq(sf_cluster_assign_replicas(brokers, 5, 5, 3, 5, 0, out), SF_OK);
+    ck_assert_int_eq(sf_placement_assign(brokers, 5, 5, 3, 5, 0, out), SF_OK);
     ck_assert_int_eq(out[0], 0);
     ck_assert_int_eq(out[1], 2);
     ck_assert_int_eq(out[2], 3);
@@ -264,7 +266,7 @@ START_TEST(test_assign_random_spreads) {
     static const int32_t brokers[] = {10, 20, 30};
     int32_t out[60];
     int counts[3] = {0, 0, 0}, p, i;
-    ck_assert_int_eq(sf_cluster_assign_replicas(brokers, 3, 30, 2, 0, -1, out), SF_OK);
+    ck_assert_int_eq(sf_placement_assign(brokers, 3, 30, 2, 0, -1, out), SF_OK);
     for (p = 0; p < 30; p++) {
         ck_assert_int_ne(out[p * 2], out[p * 2 + 1]);
         for (i = 0; i < 3; i++)
@@ -326,19 +328,19 @@ END_TEST
 
 START_TEST(test_topic_names) {
     char longname[300];
-    ck_assert(sf_cluster_topic_name_valid("a.b_c-D9"));
-    ck_assert(!sf_cluster_topic_name_valid(""));
-    ck_assert(!sf_cluster_topic_name_valid("."));
-    ck_assert(!sf_cluster_topic_name_valid(".."));
-    ck_assert(!sf_cluster_topic_name_valid("a/b"));
-    ck_assert(!sf_cluster_topic_name_valid("a b"));
-    ck_assert(!sf_cluster_topic_name_valid(NULL));
+    ck_assert(sf_znode_topic_name_valid("a.b_c-D9"));
+    ck_assert(!sf_znode_topic_name_valid(""));
+    ck_assert(!sf_znode_topic_name_valid("."));
+    ck_assert(!sf_znode_topic_name_valid(".."));
+    ck_assert(!sf_znode_topic_name_valid("a/b"));
+    ck_assert(!sf_znode_topic_name_valid("a b"));
+    ck_assert(!sf_znode_topic_name_valid(NULL));
     memset(longname, 'x', 249);
     longname[249] = '\0';
-    ck_assert(sf_cluster_topic_name_valid(longname));
+    ck_assert(sf_znode_topic_name_valid(longname));
     longname[249] = 'x';
     longname[250] = '\0';
-    ck_assert(!sf_cluster_topic_name_valid(longname));
+    ck_assert(!sf_znode_topic_name_valid(longname));
 }
 END_TEST
 
@@ -358,27 +360,27 @@ START_TEST(test_malformed_everywhere) {
         int32_t id = 9;
         char *cid = (void *)1;
         const char *j = bad_json[i];
-        ck_assert_int_eq(sf_cluster_broker_decode(j, strlen(j), &b), SF_ERR_MALFORMED);
+        ck_assert_int_eq(sf_znode_broker_decode(j, strlen(j), &b), SF_ERR_MALFORMED);
         ck_assert_ptr_null(b.host);
-        ck_assert_int_eq(sf_cluster_topic_decode(j, strlen(j), &t), SF_ERR_MALFORMED);
+        ck_assert_int_eq(sf_znode_topic_decode(j, strlen(j), &t), SF_ERR_MALFORMED);
         ck_assert_ptr_null(t.partitions);
-        ck_assert_int_eq(sf_cluster_pstate_decode(j, strlen(j), &p), SF_ERR_MALFORMED);
+        ck_assert_int_eq(sf_znode_pstate_decode(j, strlen(j), &p), SF_ERR_MALFORMED);
         ck_assert_ptr_null(p.isr);
-        ck_assert_int_eq(sf_cluster_config_decode(j, strlen(j), &c, &n), SF_ERR_MALFORMED);
+        ck_assert_int_eq(sf_znode_config_decode(j, strlen(j), &c, &n), SF_ERR_MALFORMED);
         ck_assert_ptr_null(c);
         ck_assert_int_eq(n, 0);
-        ck_assert_int_eq(sf_cluster_controller_decode(j, strlen(j), &id), SF_ERR_MALFORMED);
+        ck_assert_int_eq(sf_znode_controller_decode(j, strlen(j), &id), SF_ERR_MALFORMED);
         ck_assert_int_eq(id, 9);
-        ck_assert_int_eq(sf_cluster_id_decode(j, strlen(j), &cid), SF_ERR_MALFORMED);
+        ck_assert_int_eq(sf_znode_cluster_id_decode(j, strlen(j), &cid), SF_ERR_MALFORMED);
         ck_assert_ptr_null(cid);
     }
     /* NULL input, and a length that cuts a valid document short */
     {
         sf_cluster_broker_t b;
         const char *ok = "{\"version\":1,\"host\":\"h\",\"port\":1,\"endpoints\":[]}";
-        ck_assert_int_eq(sf_cluster_broker_decode(NULL, 0, &b), SF_ERR_MALFORMED);
-        ck_assert_int_eq(sf_cluster_broker_decode(ok, strlen(ok) - 1, &b), SF_ERR_MALFORMED);
-        ck_assert_int_eq(sf_cluster_broker_decode(ok, strlen(ok), &b), SF_OK);
+        ck_assert_int_eq(sf_znode_broker_decode(NULL, 0, &b), SF_ERR_MALFORMED);
+        ck_assert_int_eq(sf_znode_broker_decode(ok, strlen(ok) - 1, &b), SF_ERR_MALFORMED);
+        ck_assert_int_eq(sf_znode_broker_decode(ok, strlen(ok), &b), SF_OK);
         sf_cluster_broker_clear(&b);
     }
 }
@@ -402,7 +404,7 @@ START_TEST(test_broker_wrong_types) {
     size_t i;
     for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         sf_cluster_broker_t b;
-        ck_assert_msg(sf_cluster_broker_decode(bad[i], strlen(bad[i]), &b) == SF_ERR_MALFORMED,
+        ck_assert_msg(sf_znode_broker_decode(bad[i], strlen(bad[i]), &b) == SF_ERR_MALFORMED,
                       "accepted %s", bad[i]);
         ck_assert_ptr_null(b.endpoints);
     }
@@ -434,7 +436,7 @@ START_TEST(test_topic_wrong_types) {
     size_t i;
     for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         sf_cluster_topic_t t;
-        ck_assert_msg(sf_cluster_topic_decode(bad[i], strlen(bad[i]), &t) == SF_ERR_MALFORMED,
+        ck_assert_msg(sf_znode_topic_decode(bad[i], strlen(bad[i]), &t) == SF_ERR_MALFORMED,
                       "accepted %s", bad[i]);
         ck_assert_ptr_null(t.partitions);
         ck_assert_int_eq(t.npartitions, 0);
@@ -469,7 +471,7 @@ START_TEST(test_pstate_config_controller_wrong_types) {
     size_t i;
     for (i = 0; i < sizeof(bad_state) / sizeof(bad_state[0]); i++) {
         sf_cluster_partition_t p = {.leader = 42};
-        ck_assert_msg(sf_cluster_pstate_decode(bad_state[i], strlen(bad_state[i]), &p) ==
+        ck_assert_msg(sf_znode_pstate_decode(bad_state[i], strlen(bad_state[i]), &p) ==
                           SF_ERR_MALFORMED,
                       "accepted %s", bad_state[i]);
         ck_assert_int_eq(p.leader, 42); /* untouched on failure */
@@ -477,26 +479,26 @@ START_TEST(test_pstate_config_controller_wrong_types) {
     for (i = 0; i < sizeof(bad_cfg) / sizeof(bad_cfg[0]); i++) {
         sf_cluster_config_entry_t *c;
         int n;
-        ck_assert_msg(sf_cluster_config_decode(bad_cfg[i], strlen(bad_cfg[i]), &c, &n) ==
+        ck_assert_msg(sf_znode_config_decode(bad_cfg[i], strlen(bad_cfg[i]), &c, &n) ==
                           SF_ERR_MALFORMED,
                       "accepted %s", bad_cfg[i]);
     }
     for (i = 0; i < sizeof(bad_ctrl) / sizeof(bad_ctrl[0]); i++) {
         int32_t id;
-        ck_assert_msg(sf_cluster_controller_decode(bad_ctrl[i], strlen(bad_ctrl[i]), &id) ==
+        ck_assert_msg(sf_znode_controller_decode(bad_ctrl[i], strlen(bad_ctrl[i]), &id) ==
                           SF_ERR_MALFORMED,
                       "accepted %s", bad_ctrl[i]);
     }
     for (i = 0; i < sizeof(bad_epoch) / sizeof(bad_epoch[0]); i++) {
         int32_t e;
-        ck_assert_msg(sf_cluster_epoch_decode(bad_epoch[i], strlen(bad_epoch[i]), &e) ==
+        ck_assert_msg(sf_znode_epoch_decode(bad_epoch[i], strlen(bad_epoch[i]), &e) ==
                           SF_ERR_MALFORMED,
                       "accepted %s", bad_epoch[i]);
     }
-    ck_assert_int_eq(sf_cluster_epoch_decode(NULL, 0, NULL), SF_ERR_MALFORMED);
+    ck_assert_int_eq(sf_znode_epoch_decode(NULL, 0, NULL), SF_ERR_MALFORMED);
     for (i = 0; i < sizeof(bad_id) / sizeof(bad_id[0]); i++) {
         char *id;
-        ck_assert_msg(sf_cluster_id_decode(bad_id[i], strlen(bad_id[i]), &id) == SF_ERR_MALFORMED,
+        ck_assert_msg(sf_znode_cluster_id_decode(bad_id[i], strlen(bad_id[i]), &id) == SF_ERR_MALFORMED,
                       "accepted %s", bad_id[i]);
     }
 }
@@ -526,19 +528,19 @@ START_TEST(test_oversized_arrays) {
     /* isr at the limit is fine, one more is rejected */
     s = json_with_array("{\"version\":1,\"leader\":1,\"leader_epoch\":0,\"controller_epoch\":0,\"isr\":",
                         SF_CLUSTER_MAX_REPLICAS, "}");
-    ck_assert_int_eq(sf_cluster_pstate_decode(s, strlen(s), &p), SF_OK);
+    ck_assert_int_eq(sf_znode_pstate_decode(s, strlen(s), &p), SF_OK);
     ck_assert_int_eq(p.nisr, SF_CLUSTER_MAX_REPLICAS);
     sf_cluster_partition_clear(&p);
     free(s);
     s = json_with_array("{\"version\":1,\"leader\":1,\"leader_epoch\":0,\"controller_epoch\":0,\"isr\":",
                         SF_CLUSTER_MAX_REPLICAS + 1, "}");
-    ck_assert_int_eq(sf_cluster_pstate_decode(s, strlen(s), &p), SF_ERR_MALFORMED);
+    ck_assert_int_eq(sf_znode_pstate_decode(s, strlen(s), &p), SF_ERR_MALFORMED);
     ck_assert_ptr_null(p.isr);
     free(s);
 
     /* replicas */
     s = json_with_array("{\"version\":1,\"partitions\":{\"0\":", SF_CLUSTER_MAX_REPLICAS + 1, "}}");
-    ck_assert_int_eq(sf_cluster_topic_decode(s, strlen(s), &t), SF_ERR_MALFORMED);
+    ck_assert_int_eq(sf_znode_topic_decode(s, strlen(s), &t), SF_ERR_MALFORMED);
     free(s);
 
     /* endpoints */
@@ -548,7 +550,7 @@ START_TEST(test_oversized_arrays) {
     for (i = 0; i <= SF_CLUSTER_MAX_ENDPOINTS; i++)
         len += (size_t)sprintf(s + len, "%s\"e%d\"", i ? "," : "", i);
     strcpy(s + len, "]}");
-    ck_assert_int_eq(sf_cluster_broker_decode(s, strlen(s), &b), SF_ERR_MALFORMED);
+    ck_assert_int_eq(sf_znode_broker_decode(s, strlen(s), &b), SF_ERR_MALFORMED);
     free(s);
 
     /* configs */
@@ -558,7 +560,7 @@ START_TEST(test_oversized_arrays) {
     for (i = 0; i <= SF_CLUSTER_MAX_CONFIGS; i++)
         len += (size_t)sprintf(s + len, "%s\"k%d\":\"v\"", i ? "," : "", i);
     strcpy(s + len, "}}");
-    ck_assert_int_eq(sf_cluster_config_decode(s, strlen(s), &c, &n), SF_ERR_MALFORMED);
+    ck_assert_int_eq(sf_znode_config_decode(s, strlen(s), &c, &n), SF_ERR_MALFORMED);
     ck_assert_ptr_null(c);
     free(s);
 
@@ -570,7 +572,7 @@ START_TEST(test_oversized_arrays) {
         len += (size_t)sprintf(s + len, "%s\"%d\":[1]", i ? "," : "", i);
     q = s + len;
     strcpy(q, "}}");
-    ck_assert_int_eq(sf_cluster_topic_decode(s, strlen(s), &t), SF_ERR_MALFORMED);
+    ck_assert_int_eq(sf_znode_topic_decode(s, strlen(s), &t), SF_ERR_MALFORMED);
     ck_assert_ptr_null(t.partitions);
     free(s);
 
@@ -579,7 +581,7 @@ START_TEST(test_oversized_arrays) {
     s = malloc(cap + 1);
     memset(s, '[', cap);
     s[cap] = '\0';
-    ck_assert_int_eq(sf_cluster_topic_decode(s, cap, &t), SF_ERR_MALFORMED);
+    ck_assert_int_eq(sf_znode_topic_decode(s, cap, &t), SF_ERR_MALFORMED);
     free(s);
 }
 END_TEST
@@ -588,17 +590,17 @@ START_TEST(test_misc_limits) {
     static const int32_t brokers[] = {1, 2};
     int32_t out[8];
     uint8_t u[16];
-    ck_assert_int_eq(sf_cluster_assign_replicas(brokers, 2, 2, 3, 0, -1, out), SF_ERR_INVALID);
-    ck_assert_int_eq(sf_cluster_assign_replicas(brokers, 2, 0, 1, 0, -1, out), SF_ERR_INVALID);
-    ck_assert_int_eq(sf_cluster_assign_replicas(brokers, 0, 1, 1, 0, -1, out), SF_ERR_INVALID);
-    ck_assert_int_eq(sf_cluster_assign_replicas(brokers, 2, 1, 1, -1, -1, out), SF_ERR_INVALID);
-    ck_assert_int_eq(sf_cluster_assign_replicas(brokers, 2, 1, 1, 0, 2, out), SF_ERR_INVALID);
-    ck_assert_int_eq(sf_cluster_assign_replicas(brokers, 1, 4, 1, 0, -1, out), SF_OK);
+    ck_assert_int_eq(sf_placement_assign(brokers, 2, 2, 3, 0, -1, out), SF_ERR_INVALID);
+    ck_assert_int_eq(sf_placement_assign(brokers, 2, 0, 1, 0, -1, out), SF_ERR_INVALID);
+    ck_assert_int_eq(sf_placement_assign(brokers, 0, 1, 1, 0, -1, out), SF_ERR_INVALID);
+    ck_assert_int_eq(sf_placement_assign(brokers, 2, 1, 1, -1, -1, out), SF_ERR_INVALID);
+    ck_assert_int_eq(sf_placement_assign(brokers, 2, 1, 1, 0, 2, out), SF_ERR_INVALID);
+    ck_assert_int_eq(sf_placement_assign(brokers, 1, 4, 1, 0, -1, out), SF_OK);
     ck_assert_int_eq(out[3], 1);
-    ck_assert_int_eq(sf_cluster_uuid_from_str("AAECAwQFBgcICQoLDA0OD", u), SF_ERR_MALFORMED);
-    ck_assert_int_eq(sf_cluster_uuid_from_str("AAECAwQFBgcICQoLDA0ODwA", u), SF_ERR_MALFORMED);
-    ck_assert_int_eq(sf_cluster_uuid_from_str("AAECAwQFBgcICQoLDA0OD=", u), SF_ERR_MALFORMED);
-    ck_assert_int_eq(sf_cluster_uuid_from_str(NULL, u), SF_ERR_MALFORMED);
+    ck_assert_int_eq(sf_znode_uuid_from_str("AAECAwQFBgcICQoLDA0OD", u), SF_ERR_MALFORMED);
+    ck_assert_int_eq(sf_znode_uuid_from_str("AAECAwQFBgcICQoLDA0ODwA", u), SF_ERR_MALFORMED);
+    ck_assert_int_eq(sf_znode_uuid_from_str("AAECAwQFBgcICQoLDA0OD=", u), SF_ERR_MALFORMED);
+    ck_assert_int_eq(sf_znode_uuid_from_str(NULL, u), SF_ERR_MALFORMED);
     /* an empty snapshot */
     {
         sf_cluster_snapshot_t *s = sf_cluster_snapshot_build(NULL, -1, -1, NULL, 0, NULL, 0);

@@ -1,0 +1,739 @@
+/* The admin writes behind CreateTopics, DeleteTopics, CreatePartitions and AlterConfigs, each one
+ * ZooKeeper multi-op (cluster.h). */
+#include "cluster_int.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "clock.h"
+#include "err.h"
+#include "logging.h"
+#include "znode.h"
+#include "placement.h"
+
+/* ---- admin writes ---- */
+
+enum { A_CREATE = 1, A_DELETE, A_ADD, A_CONFIG };
+
+/* What an admin write names in its log line, by kind. */
+static const char *const admin_what[] = {"", "creating topic", "deleting topic",
+                                         "adding partitions to", "setting the config of"};
+
+/* Existence probes issued before building a delete / add multi-op. */
+enum { P_CFG, P_ADMIN, P_PARTS_DIR, P_MAX };
+
+struct cl_admin;
+struct cl_probe {
+    struct cl_admin *a;
+    int exists;
+};
+
+struct cl_admin {
+    sf_cluster_t *cl;
+    int kind;
+    char *topic;
+    sf_cluster_done_cb done;
+    void *arg;
+    int retries;
+    /* the prepared multi-op (strings owned here) */
+    sf_zk_op_t *ops;
+    int nops, capops;
+    char **strs;
+    int nstrs, capstrs;
+    /* index of the op whose failure has a meaning of its own, -1 if none: create: the
+     * /config/topics op; delete: the topic node op */
+    int key_index;
+    char *cfg_json;
+    /* delete / add: pipelined reads */
+    int outstanding, read_err;
+    struct cl_probe probes[P_MAX];
+    char **children;
+    int nchildren, children_absent;
+    /* add */
+    int32_t new_total;
+    int32_t *assignment; /* copy, or NULL */
+    int nassignment;
+    char *topic_data;
+    int topic_len, topic_version, topic_missing;
+};
+
+static void admin_ops_free(struct cl_admin *a) {
+    int i;
+    for (i = 0; i < a->nstrs; i++)
+        free(a->strs[i]);
+    free(a->strs);
+    free(a->ops);
+    a->strs = NULL;
+    a->ops = NULL;
+    a->nstrs = a->capstrs = a->nops = a->capops = 0;
+}
+
+/* Drop a previous multi-op and make room for @nops ops and @nstrs strings. */
+static int admin_ops_reset(struct cl_admin *a, int nops, int nstrs) {
+    admin_ops_free(a);
+    a->ops = calloc((size_t)nops, sizeof(*a->ops));
+    a->strs = calloc((size_t)nstrs, sizeof(char *));
+    if (!a->ops || !a->strs)
+        return SF_ERR_NOMEM;
+    a->capops = nops;
+    a->capstrs = nstrs;
+    return SF_OK;
+}
+
+static void admin_free(struct cl_admin *a) {
+    int i;
+    admin_ops_free(a);
+    free(a->cfg_json);
+    for (i = 0; i < a->nchildren; i++)
+        free(a->children[i]);
+    free(a->children);
+    free(a->assignment);
+    free(a->topic_data);
+    free(a->topic);
+    free(a);
+}
+
+static void admin_finish(struct cl_admin *a, int err) {
+    sf_cluster_t *cl = a->cl;
+    cl_notify_done(cl, a->done, a->arg, err);
+    admin_free(a);
+}
+
+static struct cl_admin *admin_new(sf_cluster_t *cl, int kind, const char *topic,
+                                  sf_cluster_done_cb done, void *arg) {
+    struct cl_admin *a = calloc(1, sizeof(*a));
+    int i;
+    if (!a || !(a->topic = strdup(topic))) {
+        free(a);
+        return NULL;
+    }
+    a->cl = cl;
+    a->kind = kind;
+    a->done = done;
+    a->arg = arg;
+    a->key_index = -1;
+    for (i = 0; i < P_MAX; i++)
+        a->probes[i].a = a;
+    return a;
+}
+
+/* Keep @s (malloc'd, may be NULL = no memory) alive with the admin op; returns it. */
+static char *admin_str(struct cl_admin *a, char *s) {
+    if (s && a->nstrs == a->capstrs) {
+        free(s);
+        s = NULL;
+    }
+    if (!s)
+        return NULL;
+    a->strs[a->nstrs++] = s;
+    return s;
+}
+
+/* Append an op of @type on the path printf(@fmt, ...) to the multi-op. Creates are
+ * persistent; @data (NULL for none) is borrowed and must live as long as the op; @version is
+ * for deletes, sets and checks. SF_OK or SF_ERR_NOMEM. */
+static int admin_op(struct cl_admin *a, int type, const char *data, int version, const char *fmt,
+                    ...) __attribute__((format(printf, 5, 6)));
+static int admin_op(struct cl_admin *a, int type, const char *data, int version, const char *fmt,
+                    ...) {
+    char *path = NULL;
+    int len = data ? (int)strlen(data) : 0;
+    va_list ap;
+    va_start(ap, fmt);
+    if (vasprintf(&path, fmt, ap) < 0)
+        path = NULL;
+    va_end(ap);
+    if (path && a->nops == a->capops) {
+        free(path);
+        path = NULL;
+    }
+    if (!admin_str(a, path))
+        return SF_ERR_NOMEM;
+    switch (type) {
+    case SF_ZK_OP_CREATE:
+        a->ops[a->nops++] = sf_zk_op_create(path, data, len, SF_ZK_PERSISTENT);
+        break;
+    case SF_ZK_OP_DELETE: a->ops[a->nops++] = sf_zk_op_delete(path, version); break;
+    case SF_ZK_OP_SET: a->ops[a->nops++] = sf_zk_op_set(path, data, len, version); break;
+    default: a->ops[a->nops++] = sf_zk_op_check(path, version); break;
+    }
+    return SF_OK;
+}
+
+/* The two creates of a new partition: its node and its state (leader = first replica,
+ * isr = replicas, leader_epoch 0, the current controller epoch). */
+static int admin_partition_ops(struct cl_admin *a, int32_t p, int32_t *replicas, int n) {
+    sf_cluster_partition_t st;
+    char *s;
+    memset(&st, 0, sizeof(st));
+    st.partition = p;
+    st.leader = replicas[0];
+    st.leader_epoch = 0;
+    st.isr = replicas;
+    st.nisr = n;
+    st.controller_epoch = a->cl->controller_epoch >= 0 ? a->cl->controller_epoch : 0;
+    if (admin_op(a, SF_ZK_OP_CREATE, NULL, -1, "/brokers/topics/%s/partitions/%d", a->topic,
+                 (int)p))
+        return SF_ERR_NOMEM;
+    s = admin_str(a, sf_znode_pstate_encode(&st));
+    if (!s || admin_op(a, SF_ZK_OP_CREATE, s, -1, "/brokers/topics/%s/partitions/%d/state",
+                       a->topic, (int)p))
+        return SF_ERR_NOMEM;
+    return SF_OK;
+}
+
+/* Start of every multi-op completion: finish on success or while closing. Returns 1 if @a was
+ * finished. */
+static int admin_multi_settled(struct cl_admin *a, int err) {
+    if (!a->cl->closing && err != SF_OK)
+        return 0;
+    admin_finish(a, a->cl->closing ? SF_ERR_IO : SF_OK);
+    return 1;
+}
+
+/* The multi-op failed for good. */
+static void admin_multi_failed(struct cl_admin *a, int zrc) {
+    sf_log(SF_LOG_WARNING, "ZK", "%s %s failed: %s", admin_what[a->kind], a->topic,
+           sf_zk_strerror(zrc));
+    admin_finish(a, SF_ERR_IO);
+}
+
+static int first_failed(const sf_zk_op_result_t *res, int n) {
+    int i;
+    for (i = 0; res && i < n; i++)
+        if (res[i].err != SF_OK)
+            return i;
+    return -1;
+}
+
+static int ready_for_admin(const sf_cluster_t *cl) {
+    return cl && cl_alive(cl) && cl->ready && cl->current;
+}
+
+/* Validate an explicit assignment: ids >= 0, no duplicates within a partition. */
+static int assignment_valid(const int32_t *v, int32_t np, int rf) {
+    int32_t p;
+    int i, j;
+    for (p = 0; p < np; p++) {
+        const int32_t *r = v + (size_t)p * (size_t)rf;
+        for (i = 0; i < rf; i++) {
+            if (r[i] < 0)
+                return 0;
+            for (j = 0; j < i; j++)
+                if (r[i] == r[j])
+                    return 0;
+        }
+    }
+    return 1;
+}
+
+static int live_broker_ids(const sf_cluster_snapshot_t *snap, int32_t **out) {
+    int i;
+    *out = NULL;
+    if (!snap->nbrokers)
+        return 0;
+    *out = malloc((size_t)snap->nbrokers * sizeof(int32_t));
+    if (!*out)
+        return -1;
+    for (i = 0; i < snap->nbrokers; i++)
+        (*out)[i] = snap->brokers[i].id; /* sorted by id */
+    return snap->nbrokers;
+}
+
+/* -- reads before a delete / add -- */
+
+static void delete_build(struct cl_admin *a);
+static void add_build(struct cl_admin *a);
+
+/* Count a read issued (@rc SF_OK) or note that it could not be. */
+static void admin_read_issued(struct cl_admin *a, int rc) {
+    if (rc == SF_OK)
+        a->outstanding++;
+    else
+        a->read_err = 1;
+}
+
+static void admin_read_done(struct cl_admin *a) {
+    if (--a->outstanding > 0)
+        return;
+    if (a->cl->closing)
+        admin_finish(a, SF_ERR_IO);
+    else if (a->kind == A_DELETE)
+        delete_build(a);
+    else
+        add_build(a);
+}
+
+static void admin_exists_cb(int err, int zrc, const sf_zk_stat_t *stat, void *arg) {
+    struct cl_probe *pr = arg;
+    (void)zrc;
+    (void)stat;
+    pr->exists = err == SF_OK;
+    if (err != SF_OK && err != SF_ERR_NOTFOUND)
+        pr->a->read_err = 1;
+    admin_read_done(pr->a);
+}
+
+/* Issue an existence probe of the path printf(@fmt, ...) into a->probes[@which]. */
+static void admin_probe(struct cl_admin *a, int which, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void admin_probe(struct cl_admin *a, int which, const char *fmt, ...) {
+    char path[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(path, sizeof(path), fmt, ap);
+    va_end(ap);
+    admin_read_issued(a, sf_zk_exists(a->cl->zk, path, NULL, NULL, admin_exists_cb,
+                                      &a->probes[which]));
+}
+
+/* -- create -- */
+
+static void create_multi_cb(int err, int zrc, const sf_zk_op_result_t *res, int n, void *arg) {
+    struct cl_admin *a = arg;
+    int f;
+    if (admin_multi_settled(a, err))
+        return;
+    f = first_failed(res, n);
+    if (f == 0 && res[0].err == SF_ERR_EXISTS) {
+        admin_finish(a, SF_ERR_EXISTS);
+        return;
+    }
+    if (f >= 0 && f == a->key_index && res[f].err == SF_ERR_EXISTS &&
+        a->retries++ < CL_ADMIN_RETRIES) {
+        /* A config left over from an earlier incarnation of the topic: overwrite it. */
+        a->ops[f] = sf_zk_op_set(a->ops[f].path, a->cfg_json, (int)strlen(a->cfg_json), -1);
+        if (sf_zk_multi(a->cl->zk, a->ops, a->nops, create_multi_cb, a) == SF_OK)
+            return;
+    }
+    admin_multi_failed(a, zrc);
+}
+
+int sf_cluster_topic_create(sf_cluster_t *cl, const char *topic, int32_t npartitions,
+                            int16_t replication_factor, const int32_t *assignment,
+                            const sf_cluster_config_entry_t *configs, int nconfigs,
+                            sf_cluster_done_cb done, void *arg) {
+    struct cl_admin *a;
+    int32_t *assign = NULL, *brokers = NULL, p;
+    sf_cluster_partition_t *parts = NULL;
+    uint8_t uuid[16];
+    int rf = replication_factor, nb, i, nops, rc = SF_ERR_NOMEM;
+    char *s;
+
+    if (!sf_znode_topic_name_valid(topic) || npartitions < 1 ||
+        npartitions > SF_CLUSTER_MAX_PARTITIONS || rf < 1 || rf > SF_CLUSTER_MAX_REPLICAS ||
+        nconfigs < 0 || (nconfigs && !configs))
+        return SF_ERR_INVALID;
+    if (!ready_for_admin(cl))
+        return SF_ERR_STATE;
+    for (i = 0; i < nconfigs; i++)
+        if (!configs[i].name || !*configs[i].name)
+            return SF_ERR_INVALID;
+    assign = malloc((size_t)npartitions * (size_t)rf * sizeof(int32_t));
+    if (!assign)
+        return SF_ERR_NOMEM;
+    if (assignment) {
+        if (!assignment_valid(assignment, npartitions, rf)) {
+            free(assign);
+            return SF_ERR_INVALID;
+        }
+        memcpy(assign, assignment, (size_t)npartitions * (size_t)rf * sizeof(int32_t));
+    } else {
+        nb = live_broker_ids(cl->current, &brokers);
+        if (nb < 0) {
+            free(assign);
+            return SF_ERR_NOMEM;
+        }
+        if (rf > nb ||
+            sf_placement_assign(brokers, nb, npartitions, rf, 0, -1, assign) != SF_OK) {
+            free(brokers);
+            free(assign);
+            return SF_ERR_INVALID;
+        }
+        free(brokers);
+    }
+    if (sf_znode_uuid_random(uuid) != SF_OK) {
+        free(assign);
+        return SF_ERR_IO;
+    }
+    a = admin_new(cl, A_CREATE, topic, done, arg);
+    parts = calloc((size_t)npartitions, sizeof(*parts));
+    if (!a || !parts)
+        goto out;
+    for (p = 0; p < npartitions; p++) {
+        parts[p].partition = p;
+        parts[p].replicas = assign + (size_t)p * (size_t)rf;
+        parts[p].nreplicas = rf;
+    }
+    /* topic, partitions dir, 2 per partition, config; a path per op plus the topic json and
+     * one state json per partition */
+    nops = 3 + 2 * npartitions;
+    if (admin_ops_reset(a, nops, nops + 1 + npartitions))
+        goto out;
+    s = admin_str(a, sf_znode_topic_encode(uuid, parts, npartitions));
+    if (!s || admin_op(a, SF_ZK_OP_CREATE, s, -1, "/brokers/topics/%s", topic) ||
+        admin_op(a, SF_ZK_OP_CREATE, NULL, -1, "/brokers/topics/%s/partitions", topic))
+        goto out;
+    for (p = 0; p < npartitions; p++)
+        if (admin_partition_ops(a, p, parts[p].replicas, rf))
+            goto out;
+    a->cfg_json = sf_znode_config_encode(configs, nconfigs);
+    a->key_index = a->nops;
+    if (!a->cfg_json || admin_op(a, SF_ZK_OP_CREATE, a->cfg_json, -1, "/config/topics/%s", topic))
+        goto out;
+    rc = sf_zk_multi(cl->zk, a->ops, a->nops, create_multi_cb, a);
+out:
+    free(parts);
+    free(assign);
+    if (rc != SF_OK && a)
+        admin_free(a);
+    return rc;
+}
+
+/* -- delete -- */
+
+static void delete_issue(struct cl_admin *a);
+
+static void delete_multi_cb(int err, int zrc, const sf_zk_op_result_t *res, int n, void *arg) {
+    struct cl_admin *a = arg;
+    int f;
+    if (admin_multi_settled(a, err))
+        return;
+    f = first_failed(res, n);
+    if (f >= 0 && f == a->key_index && res[f].err == SF_ERR_NOTFOUND) {
+        admin_finish(a, SF_ERR_NOTFOUND); /* the topic node itself is missing */
+        return;
+    }
+    if ((err == SF_ERR_NOTFOUND || err == SF_ERR_STATE) && a->retries++ < CL_ADMIN_RETRIES) {
+        /* Raced with another change (a partition added or removed): read again. */
+        delete_issue(a);
+        return;
+    }
+    admin_multi_failed(a, zrc);
+}
+
+static void delete_build(struct cl_admin *a) {
+    sf_cluster_t *cl = a->cl;
+    int i, rc;
+    if (a->read_err) {
+        admin_finish(a, SF_ERR_IO);
+        return;
+    }
+    rc = admin_ops_reset(a, 2 * a->nchildren + 4, 2 * a->nchildren + 4);
+    for (i = 0; rc == SF_OK && i < a->nchildren; i++) {
+        rc = admin_op(a, SF_ZK_OP_DELETE, NULL, -1, "/brokers/topics/%s/partitions/%s/state",
+                      a->topic, a->children[i]);
+        if (rc == SF_OK)
+            rc = admin_op(a, SF_ZK_OP_DELETE, NULL, -1, "/brokers/topics/%s/partitions/%s",
+                          a->topic, a->children[i]);
+    }
+    if (rc == SF_OK && !a->children_absent)
+        rc = admin_op(a, SF_ZK_OP_DELETE, NULL, -1, "/brokers/topics/%s/partitions", a->topic);
+    a->key_index = a->nops;
+    if (rc == SF_OK)
+        rc = admin_op(a, SF_ZK_OP_DELETE, NULL, -1, "/brokers/topics/%s", a->topic);
+    if (rc == SF_OK && a->probes[P_CFG].exists)
+        rc = admin_op(a, SF_ZK_OP_DELETE, NULL, -1, "/config/topics/%s", a->topic);
+    if (rc == SF_OK && a->probes[P_ADMIN].exists)
+        rc = admin_op(a, SF_ZK_OP_DELETE, NULL, -1, "/admin/delete_topics/%s", a->topic);
+    if (rc != SF_OK) {
+        admin_finish(a, SF_ERR_NOMEM);
+        return;
+    }
+    rc = sf_zk_multi(cl->zk, a->ops, a->nops, delete_multi_cb, a);
+    if (rc != SF_OK)
+        admin_finish(a, rc == SF_ERR_TOOLARGE ? SF_ERR_TOOLARGE : SF_ERR_IO);
+}
+
+static void delete_children_cb(int err, int zrc, char *const *children, int n,
+                               const sf_zk_stat_t *stat, void *arg) {
+    struct cl_admin *a = arg;
+    int i;
+    (void)zrc;
+    (void)stat;
+    for (i = 0; i < a->nchildren; i++)
+        free(a->children[i]);
+    free(a->children);
+    a->children = NULL;
+    a->nchildren = 0;
+    a->children_absent = err == SF_ERR_NOTFOUND;
+    if (err == SF_OK && n > 0) {
+        a->children = calloc((size_t)n, sizeof(char *));
+        if (!a->children) {
+            a->read_err = 1;
+        } else {
+            for (i = 0; i < n; i++) {
+                if (!(a->children[i] = strdup(children[i]))) {
+                    a->read_err = 1;
+                    break;
+                }
+                a->nchildren = i + 1;
+            }
+        }
+    } else if (err != SF_OK && err != SF_ERR_NOTFOUND) {
+        a->read_err = 1;
+    }
+    admin_read_done(a);
+}
+
+static void delete_issue(struct cl_admin *a) {
+    char path[512];
+    a->read_err = 0;
+    a->outstanding = 1; /* guard while issuing */
+    snprintf(path, sizeof(path), "/brokers/topics/%s/partitions", a->topic);
+    admin_read_issued(a, sf_zk_get_children(a->cl->zk, path, NULL, NULL, delete_children_cb, a));
+    admin_probe(a, P_CFG, "/config/topics/%s", a->topic);
+    admin_probe(a, P_ADMIN, "/admin/delete_topics/%s", a->topic);
+    admin_read_done(a);
+}
+
+int sf_cluster_topic_delete(sf_cluster_t *cl, const char *topic, sf_cluster_done_cb done,
+                            void *arg) {
+    struct cl_admin *a;
+    if (!sf_znode_topic_name_valid(topic))
+        return SF_ERR_INVALID;
+    if (!ready_for_admin(cl))
+        return SF_ERR_STATE;
+    a = admin_new(cl, A_DELETE, topic, done, arg);
+    if (!a)
+        return SF_ERR_NOMEM;
+    delete_issue(a);
+    return SF_OK;
+}
+
+/* -- add partitions -- */
+
+static void add_issue(struct cl_admin *a);
+
+static void add_multi_cb(int err, int zrc, const sf_zk_op_result_t *res, int n, void *arg) {
+    struct cl_admin *a = arg;
+    int f;
+    if (admin_multi_settled(a, err))
+        return;
+    f = first_failed(res, n);
+    if (f == 0 && res[0].err == SF_ERR_NOTFOUND) {
+        admin_finish(a, SF_ERR_NOTFOUND);
+        return;
+    }
+    if (f == 0 && res[0].err == SF_ERR_STATE && a->retries++ < CL_ADMIN_RETRIES) {
+        add_issue(a); /* the topic changed since we read it */
+        return;
+    }
+    admin_multi_failed(a, zrc);
+}
+
+static void add_build(struct cl_admin *a) {
+    sf_cluster_t *cl = a->cl;
+    sf_cluster_topic_t dec;
+    sf_cluster_partition_t *parts = NULL;
+    int32_t *assign = NULL, *brokers = NULL, cur, nnew, p;
+    int rf, rc, err = SF_ERR_NOMEM;
+    char *s;
+
+    if (a->read_err) {
+        admin_finish(a, SF_ERR_IO);
+        return;
+    }
+    if (a->topic_missing) {
+        admin_finish(a, SF_ERR_NOTFOUND);
+        return;
+    }
+    if (sf_znode_topic_decode(a->topic_data, (size_t)a->topic_len, &dec) != SF_OK ||
+        dec.npartitions < 1) {
+        sf_cluster_topic_clear(&dec);
+        sf_log(SF_LOG_WARNING, "ZK", "cannot add partitions to %s: malformed topic znode",
+               a->topic);
+        admin_finish(a, SF_ERR_IO);
+        return;
+    }
+    cur = dec.npartitions;
+    rf = dec.partitions[0].nreplicas;
+    nnew = a->new_total - cur;
+    if (nnew < 1 || (a->assignment && a->nassignment != nnew * rf)) {
+        sf_cluster_topic_clear(&dec);
+        admin_finish(a, SF_ERR_INVALID);
+        return;
+    }
+    assign = malloc((size_t)nnew * (size_t)rf * sizeof(int32_t));
+    parts = calloc((size_t)a->new_total, sizeof(*parts));
+    if (!assign || !parts)
+        goto out;
+    if (a->assignment) {
+        memcpy(assign, a->assignment, (size_t)nnew * (size_t)rf * sizeof(int32_t));
+    } else {
+        int nb = cl->current ? live_broker_ids(cl->current, &brokers) : 0, start = 0;
+        if (nb < 0)
+            goto out;
+        /* Kafka: continue from the broker of partition 0's first replica. */
+        while (start < nb && brokers[start] < dec.partitions[0].replicas[0])
+            start++;
+        if (start >= nb)
+            start = 0;
+        if (rf > nb ||
+            sf_placement_assign(brokers, nb, nnew, rf, cur, start, assign) != SF_OK) {
+            err = SF_ERR_INVALID;
+            goto out;
+        }
+    }
+    for (p = 0; p < a->new_total; p++) {
+        parts[p].partition = p;
+        if (p < cur) {
+            parts[p].replicas = dec.partitions[p].replicas;
+            parts[p].nreplicas = dec.partitions[p].nreplicas;
+        } else {
+            parts[p].replicas = assign + (size_t)(p - cur) * (size_t)rf;
+            parts[p].nreplicas = rf;
+        }
+    }
+    /* topic set, partitions dir, 2 per new partition; a path per op plus the topic json and
+     * one state json per new partition */
+    if (admin_ops_reset(a, 2 + 2 * nnew, 3 + 3 * nnew))
+        goto out;
+    s = admin_str(a, sf_znode_topic_encode(dec.topic_id, parts, a->new_total));
+    if (!s || admin_op(a, SF_ZK_OP_SET, s, a->topic_version, "/brokers/topics/%s", a->topic))
+        goto out;
+    if (!a->probes[P_PARTS_DIR].exists &&
+        admin_op(a, SF_ZK_OP_CREATE, NULL, -1, "/brokers/topics/%s/partitions", a->topic))
+        goto out;
+    for (p = cur; p < a->new_total; p++)
+        if (admin_partition_ops(a, p, parts[p].replicas, parts[p].nreplicas))
+            goto out;
+    rc = sf_zk_multi(cl->zk, a->ops, a->nops, add_multi_cb, a);
+    err = rc == SF_OK ? SF_OK : rc == SF_ERR_TOOLARGE ? SF_ERR_TOOLARGE : SF_ERR_IO;
+out:
+    free(brokers);
+    free(assign);
+    free(parts);
+    sf_cluster_topic_clear(&dec);
+    if (err != SF_OK)
+        admin_finish(a, err);
+}
+
+static void add_topic_cb(int err, int zrc, const char *data, int len, const sf_zk_stat_t *stat,
+                         void *arg) {
+    struct cl_admin *a = arg;
+    (void)zrc;
+    free(a->topic_data);
+    a->topic_data = NULL;
+    a->topic_missing = err == SF_ERR_NOTFOUND;
+    if (err == SF_OK && stat) {
+        a->topic_data = malloc((size_t)len + 1);
+        if (!a->topic_data) {
+            a->read_err = 1;
+        } else {
+            memcpy(a->topic_data, data, (size_t)len + 1);
+            a->topic_len = len;
+            a->topic_version = stat->version;
+        }
+    } else if (err != SF_ERR_NOTFOUND) {
+        a->read_err = 1;
+    }
+    admin_read_done(a);
+}
+
+static void add_issue(struct cl_admin *a) {
+    char path[512];
+    a->read_err = 0;
+    a->outstanding = 1; /* guard while issuing */
+    cl_path_topic(path, sizeof(path), a->topic);
+    admin_read_issued(a, sf_zk_get(a->cl->zk, path, NULL, NULL, add_topic_cb, a));
+    admin_probe(a, P_PARTS_DIR, "/brokers/topics/%s/partitions", a->topic);
+    admin_read_done(a);
+}
+
+int sf_cluster_partitions_add(sf_cluster_t *cl, const char *topic, int32_t new_total,
+                              const int32_t *assignment, sf_cluster_done_cb done, void *arg) {
+    struct cl_admin *a;
+    if (!sf_znode_topic_name_valid(topic) || new_total < 2 ||
+        new_total > SF_CLUSTER_MAX_PARTITIONS)
+        return SF_ERR_INVALID;
+    if (!ready_for_admin(cl))
+        return SF_ERR_STATE;
+    a = admin_new(cl, A_ADD, topic, done, arg);
+    if (!a)
+        return SF_ERR_NOMEM;
+    a->new_total = new_total;
+    if (assignment) {
+        /* Sized from the current snapshot (see cluster.h). */
+        const sf_cluster_topic_t *t = sf_cluster_snapshot_topic(cl->current, topic);
+        int rf, nnew;
+        if (!t || t->npartitions < 1) {
+            admin_free(a);
+            return SF_ERR_NOTFOUND;
+        }
+        rf = t->partitions[0].nreplicas;
+        nnew = new_total - t->npartitions;
+        if (nnew < 1 || rf < 1 || !assignment_valid(assignment, nnew, rf)) {
+            admin_free(a);
+            return SF_ERR_INVALID;
+        }
+        a->nassignment = nnew * rf;
+        a->assignment = malloc((size_t)a->nassignment * sizeof(int32_t));
+        if (!a->assignment) {
+            admin_free(a);
+            return SF_ERR_NOMEM;
+        }
+        memcpy(a->assignment, assignment, (size_t)a->nassignment * sizeof(int32_t));
+    }
+    add_issue(a);
+    return SF_OK;
+}
+
+/* -- config -- */
+
+static void config_multi_cb(int err, int zrc, const sf_zk_op_result_t *res, int n, void *arg) {
+    struct cl_admin *a = arg;
+    int f;
+    if (admin_multi_settled(a, err))
+        return;
+    f = first_failed(res, n);
+    if (f == 0 && res[0].err == SF_ERR_NOTFOUND) {
+        admin_finish(a, SF_ERR_NOTFOUND);
+        return;
+    }
+    if (f == 1 && a->retries++ < CL_ADMIN_RETRIES &&
+        (res[1].err == SF_ERR_NOTFOUND || res[1].err == SF_ERR_EXISTS)) {
+        int len = (int)strlen(a->cfg_json);
+        if (res[1].err == SF_ERR_NOTFOUND) /* no config node yet: create it */
+            a->ops[1] = sf_zk_op_create(a->ops[1].path, a->cfg_json, len, SF_ZK_PERSISTENT);
+        else /* created meanwhile: set it */
+            a->ops[1] = sf_zk_op_set(a->ops[1].path, a->cfg_json, len, -1);
+        if (sf_zk_multi(a->cl->zk, a->ops, 2, config_multi_cb, a) == SF_OK)
+            return;
+    }
+    admin_multi_failed(a, zrc);
+}
+
+int sf_cluster_topic_config_set(sf_cluster_t *cl, const char *topic,
+                                const sf_cluster_config_entry_t *configs, int n,
+                                sf_cluster_done_cb done, void *arg) {
+    struct cl_admin *a;
+    int i, rc;
+    if (!sf_znode_topic_name_valid(topic) || n < 0 || (n && !configs))
+        return SF_ERR_INVALID;
+    for (i = 0; i < n; i++)
+        if (!configs[i].name || !*configs[i].name)
+            return SF_ERR_INVALID;
+    if (!ready_for_admin(cl))
+        return SF_ERR_STATE;
+    a = admin_new(cl, A_CONFIG, topic, done, arg);
+    if (!a)
+        return SF_ERR_NOMEM;
+    a->cfg_json = sf_znode_config_encode(configs, n);
+    if (!a->cfg_json || admin_ops_reset(a, 2, 2) ||
+        admin_op(a, SF_ZK_OP_CHECK, NULL, -1, "/brokers/topics/%s", topic) ||
+        admin_op(a, SF_ZK_OP_SET, a->cfg_json, -1, "/config/topics/%s", topic)) {
+        admin_free(a);
+        return SF_ERR_NOMEM;
+    }
+    rc = sf_zk_multi(cl->zk, a->ops, 2, config_multi_cb, a);
+    if (rc != SF_OK)
+        admin_free(a);
+    return rc;
+}

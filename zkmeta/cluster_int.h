@@ -1,0 +1,156 @@
+/* The cluster module's private state, shared by its files (cluster.c: lifecycle, callbacks and
+ * sessions; model.c: the watched metadata model and snapshots; registration.c: base znodes,
+ * cluster id and broker registration; election.c: the controller election; adminwrite.c: the
+ * admin writes). Loop thread only. */
+#ifndef SF_CLUSTER_INT_H
+#define SF_CLUSTER_INT_H
+
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "cluster.h"
+#include "zk.h"
+
+#define CL_RETRY_MS 1000          /* setup retry while connected */
+#define CL_REBUILD_DELAY_MS 10    /* coalescing window for snapshot rebuilds */
+#define CL_REBUILD_MAX_WAIT_MS 500 /* rebuild even with reads in flight after this long */
+#define CL_REG_GRACE_MS 2000      /* added to the session timeout when waiting for an old node */
+#define CL_ADMIN_RETRIES 5
+
+/* What a watch or a read is about. */
+enum { K_IDS = 1, K_TOPICS, K_BROKER, K_TOPIC, K_PSTATE, K_CONFIG, K_CONTROLLER, K_CEPOCH, K_REG };
+
+/* The argument of a model watch or read: the entity is looked up again by (kind, id, topic)
+ * and must still carry @inc (its incarnation for reads, its current watch id for watches). */
+struct cl_key {
+    sf_cluster_t *cl;
+    int kind;
+    uint64_t inc;
+    int32_t id;
+    char topic[];
+};
+
+/* A watched znode of the model. */
+struct cl_node {
+    uint64_t inc;      /* identity of the entity */
+    uint64_t watch_id; /* identity of its current watch */
+    int armed;
+};
+
+struct cl_broker {
+    struct cl_node node;
+    int have;
+    sf_cluster_broker_t b;
+};
+
+struct cl_part {
+    struct cl_node node;
+    int have;
+    sf_cluster_partition_t p;
+};
+
+struct cl_topic {
+    struct cl_topic *hnext;
+    char *name;
+    struct cl_node node, cfg;
+    int have, seen;
+    uint8_t topic_id[16];
+    struct cl_part *parts;
+    int nparts;
+    sf_cluster_config_entry_t *configs;
+    int nconfigs;
+};
+
+enum { N_DONE = 1, N_READY, N_CONTROLLER };
+struct cl_notify {
+    struct cl_notify *next;
+    int kind;
+    sf_cluster_done_cb done;
+    void *arg;
+    int err;
+    int32_t epoch;
+    char msg[256];
+};
+
+struct sf_cluster {
+    struct event_base *base;
+    sf_zk_t *zk;
+    sf_cluster_callbacks_t cb;
+    void *arg;
+    int session_timeout_ms, connection_timeout_ms;
+    int32_t broker_id;
+    char *host;
+    int32_t port;
+    char **endpoints;
+    int nendpoints;
+    char *rack;
+
+    int started, ready, failed, closing, free_pending, user_depth;
+    uint64_t next_inc;
+
+    /* per-session setup and registration */
+    int setup_busy, setup_outstanding, setup_error;
+    int registered, reg_busy, reg_waiting;
+    int64_t broker_epoch;
+    struct cl_node reg_node;
+    struct event *retry_timer, *reg_timer;
+
+    /* controller */
+    int is_controller, elect_busy, ctrl_adopt;
+    int32_t controller_epoch, controller_id, elect_epoch;
+    struct cl_node ctrl_node;
+
+    char *cluster_id;
+
+    /* the model */
+    struct cl_node ids_node, topics_node;
+    struct cl_broker **brokers;
+    int nbrokers, capbrokers;
+    struct cl_topic **buckets;
+    size_t nbuckets, ntopics;
+    int pending_reads, load_error, synced;
+    int dirty;
+    int64_t dirty_since;
+    struct event *rebuild_timer;
+    sf_cluster_snapshot_t *current;
+
+    struct cl_notify *nhead, *ntail;
+    struct event *notify_ev;
+};
+
+/* cluster.c: user callbacks run from the module's own events only (cl_user_leave returns 1
+ * when the module was freed inside the callback: stop touching it). */
+void cl_user_enter(sf_cluster_t *cl);
+int cl_user_leave(sf_cluster_t *cl);
+/* Queue an admin completion / a controller change for the owner. */
+void cl_notify_done(sf_cluster_t *cl, sf_cluster_done_cb done, void *arg, int err);
+void cl_notify_controller(sf_cluster_t *cl);
+/* Startup failed: report once to on_ready, then stay quiet. */
+void cl_fail(sf_cluster_t *cl, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Neither closing nor failed. */
+int cl_alive(const sf_cluster_t *cl);
+/* The argument of a watch or read (NULL on no memory). */
+struct cl_key *cl_key_new(sf_cluster_t *cl, int kind, uint64_t inc, int32_t id, const char *topic);
+void cl_destroy(sf_cluster_t *cl);
+
+/* model.c */
+void cl_sync_all(sf_cluster_t *cl);
+void cl_schedule_rebuild(sf_cluster_t *cl);
+void cl_rebuild_cb(evutil_socket_t fd, short what, void *arg);
+void cl_read_controller(sf_cluster_t *cl);
+void cl_broker_free(struct cl_broker *b);
+void cl_topic_free(struct cl_topic *t);
+void cl_path_broker(char *buf, size_t n, int32_t id);
+void cl_path_topic(char *buf, size_t n, const char *t);
+
+/* election.c */
+void cl_elect(sf_cluster_t *cl);
+void cl_ctrl_set(sf_cluster_t *cl, int is_ctrl);
+
+/* registration.c */
+void cl_setup_start(sf_cluster_t *cl);
+void cl_retry_timer_cb(evutil_socket_t fd, short what, void *arg);
+void cl_reg_timer_cb(evutil_socket_t fd, short what, void *arg);
+
+#endif

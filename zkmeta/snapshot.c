@@ -1,0 +1,171 @@
+/* Immutable cluster metadata snapshots (see snapshot.h). */
+#include "snapshot.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- element cleanup ---- */
+
+void sf_cluster_broker_clear(sf_cluster_broker_t *b) {
+    int i;
+    if (!b)
+        return;
+    free(b->host);
+    for (i = 0; i < b->nendpoints; i++)
+        free(b->endpoints[i]);
+    free(b->endpoints);
+    free(b->rack);
+    memset(b, 0, sizeof(*b));
+    b->port = -1;
+}
+
+void sf_cluster_partition_clear(sf_cluster_partition_t *p) {
+    if (!p)
+        return;
+    free(p->replicas);
+    free(p->isr);
+    p->replicas = p->isr = NULL;
+    p->nreplicas = p->nisr = 0;
+}
+
+void sf_cluster_configs_free(sf_cluster_config_entry_t *configs, int n) {
+    int i;
+    if (!configs)
+        return;
+    for (i = 0; i < n; i++) {
+        free(configs[i].name);
+        free(configs[i].value);
+    }
+    free(configs);
+}
+
+void sf_cluster_topic_clear(sf_cluster_topic_t *t) {
+    int i;
+    if (!t)
+        return;
+    free(t->name);
+    for (i = 0; t->partitions && i < t->npartitions; i++)
+        sf_cluster_partition_clear(&t->partitions[i]);
+    free(t->partitions);
+    sf_cluster_configs_free(t->configs, t->nconfigs);
+    memset(t, 0, sizeof(*t));
+}
+
+
+sf_cluster_snapshot_t *sf_cluster_snapshot_ref(sf_cluster_snapshot_t *snap) {
+    if (snap)
+        atomic_fetch_add_explicit(&snap->refcnt, 1, memory_order_relaxed);
+    return snap;
+}
+
+static void snapshot_destroy(sf_cluster_snapshot_t *snap) {
+    int i;
+    free(snap->cluster_id);
+    for (i = 0; snap->brokers && i < snap->nbrokers; i++)
+        sf_cluster_broker_clear(&snap->brokers[i]);
+    free(snap->brokers);
+    for (i = 0; snap->topics && i < snap->ntopics; i++)
+        sf_cluster_topic_clear(&snap->topics[i]);
+    free(snap->topics);
+    free(snap);
+}
+
+void sf_cluster_snapshot_unref(sf_cluster_snapshot_t *snap) {
+    if (snap && atomic_fetch_sub_explicit(&snap->refcnt, 1, memory_order_acq_rel) == 1)
+        snapshot_destroy(snap);
+}
+
+static int broker_cmp(const void *a, const void *b) {
+    int32_t x = ((const sf_cluster_broker_t *)a)->id, y = ((const sf_cluster_broker_t *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+static int topic_cmp(const void *a, const void *b) {
+    return strcmp(((const sf_cluster_topic_t *)a)->name, ((const sf_cluster_topic_t *)b)->name);
+}
+
+sf_cluster_snapshot_t *sf_cluster_snapshot_build(char *cluster_id, int32_t controller_id,
+                                                 int32_t controller_epoch,
+                                                 sf_cluster_broker_t *brokers, int nbrokers,
+                                                 sf_cluster_topic_t *topics, int ntopics) {
+    sf_cluster_snapshot_t *snap = calloc(1, sizeof(*snap));
+    int i;
+    if (!snap) {
+        free(cluster_id);
+        for (i = 0; brokers && i < nbrokers; i++)
+            sf_cluster_broker_clear(&brokers[i]);
+        free(brokers);
+        for (i = 0; topics && i < ntopics; i++)
+            sf_cluster_topic_clear(&topics[i]);
+        free(topics);
+        return NULL;
+    }
+    atomic_init(&snap->refcnt, 1);
+    snap->cluster_id = cluster_id;
+    snap->controller_id = controller_id;
+    snap->controller_epoch = controller_epoch;
+    snap->brokers = brokers;
+    snap->nbrokers = nbrokers;
+    snap->topics = topics;
+    snap->ntopics = ntopics;
+    if (nbrokers > 1)
+        qsort(brokers, (size_t)nbrokers, sizeof(*brokers), broker_cmp);
+    if (ntopics > 1)
+        qsort(topics, (size_t)ntopics, sizeof(*topics), topic_cmp);
+    return snap;
+}
+
+const sf_cluster_topic_t *sf_cluster_snapshot_topic(const sf_cluster_snapshot_t *snap,
+                                                    const char *name) {
+    int lo = 0, hi;
+    if (!snap || !name)
+        return NULL;
+    hi = snap->ntopics - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2, c = strcmp(snap->topics[mid].name, name);
+        if (!c)
+            return &snap->topics[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return NULL;
+}
+
+const sf_cluster_broker_t *sf_cluster_snapshot_broker(const sf_cluster_snapshot_t *snap,
+                                                      int32_t id) {
+    int lo = 0, hi;
+    if (!snap)
+        return NULL;
+    hi = snap->nbrokers - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        int32_t x = snap->brokers[mid].id;
+        if (x == id)
+            return &snap->brokers[mid];
+        if (x < id)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return NULL;
+}
+
+const char *sf_cluster_topic_config(const sf_cluster_topic_t *topic, const char *name) {
+    int lo = 0, hi;
+    if (!topic || !name)
+        return NULL;
+    hi = topic->nconfigs - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2, c = strcmp(topic->configs[mid].name, name);
+        if (!c)
+            return topic->configs[mid].value;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return NULL;
+}
+

@@ -1,0 +1,91 @@
+/* The cluster metadata as brokers see it: brokers, the controller, topics with their
+ * partitions (replicas, leader, leader epoch, ISR) and configs, as read from ZooKeeper
+ * (DESIGN.md section 4). A snapshot is immutable and reference counted (atomically), so it
+ * may be handed to and read from any thread; the topics it holds are shared with the
+ * snapshots before and after it where they did not change. */
+#ifndef SF_SNAPSHOT_H
+#define SF_SNAPSHOT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Decoder limits: larger arrays / objects in a znode are rejected as malformed. */
+#define SF_CLUSTER_MAX_PARTITIONS 100000 /* partitions of one topic */
+#define SF_CLUSTER_MAX_REPLICAS 256      /* replicas (and ISR) of one partition */
+#define SF_CLUSTER_MAX_ENDPOINTS 64      /* endpoints of one broker */
+#define SF_CLUSTER_MAX_CONFIGS 1024      /* config entries of one topic */
+#define SF_CLUSTER_MAX_TOPIC_NAME 249    /* Kafka's limit */
+
+typedef struct sf_cluster_broker {
+    int32_t id;
+    char *host;       /* may be NULL (no PLAINTEXT listener) */
+    int32_t port;     /* -1 with a NULL host */
+    char **endpoints; /* "PLAINTEXT://h:p", "SSL://h:p" */
+    int nendpoints;
+    char *rack; /* NULL if none */
+    int64_t epoch; /* czxid of /brokers/ids/<id> */
+} sf_cluster_broker_t;
+
+typedef struct sf_cluster_partition {
+    int32_t partition;
+    int32_t leader;           /* -1: none (or state not known) */
+    int32_t leader_epoch;     /* -1 if the state znode is missing */
+    int32_t controller_epoch; /* -1 if the state znode is missing */
+    int32_t *replicas;
+    int nreplicas;
+    int32_t *isr;
+    int nisr;
+} sf_cluster_partition_t;
+
+typedef struct sf_cluster_config_entry {
+    char *name, *value;
+} sf_cluster_config_entry_t;
+
+typedef struct sf_cluster_topic {
+    char *name;
+    uint8_t topic_id[16]; /* all zero if the znode has none */
+    sf_cluster_partition_t *partitions; /* indexed by partition id: partitions[i].partition == i */
+    int npartitions;
+    sf_cluster_config_entry_t *configs; /* sorted by name */
+    int nconfigs;
+} sf_cluster_topic_t;
+
+typedef struct sf_cluster_snapshot {
+    atomic_int refcnt;
+    char *cluster_id;
+    int32_t controller_id;    /* -1 if no controller */
+    int32_t controller_epoch; /* last known value of /controller_epoch, -1 if unknown */
+    sf_cluster_broker_t *brokers; /* sorted by id */
+    int nbrokers;
+    sf_cluster_topic_t *topics; /* sorted by name (strcmp) */
+    int ntopics;
+} sf_cluster_snapshot_t;
+
+/* Take a reference (returns @snap; NULL is passed through). Thread-safe. */
+sf_cluster_snapshot_t *sf_cluster_snapshot_ref(sf_cluster_snapshot_t *snap);
+/* Drop a reference; the last one frees the snapshot. NULL is ignored. Thread-safe. */
+void sf_cluster_snapshot_unref(sf_cluster_snapshot_t *snap);
+/* Look up a topic by name / a broker by id (binary search); NULL if absent. The result is
+ * borrowed from @snap. */
+const sf_cluster_topic_t *sf_cluster_snapshot_topic(const sf_cluster_snapshot_t *snap,
+                                                    const char *name);
+const sf_cluster_broker_t *sf_cluster_snapshot_broker(const sf_cluster_snapshot_t *snap,
+                                                      int32_t id);
+/* A config value of a topic, or NULL if not set (borrowed). */
+const char *sf_cluster_topic_config(const sf_cluster_topic_t *topic, const char *name);
+
+/* Build a snapshot from parts (takes ownership of all of them, also on failure): @brokers
+ * and @topics are sorted here. Used by the module and by tests. Returns NULL on no memory. */
+sf_cluster_snapshot_t *sf_cluster_snapshot_build(char *cluster_id, int32_t controller_id,
+                                                 int32_t controller_epoch,
+                                                 sf_cluster_broker_t *brokers, int nbrokers,
+                                                 sf_cluster_topic_t *topics, int ntopics);
+
+/* Free what an element owns (not the element itself). */
+void sf_cluster_broker_clear(sf_cluster_broker_t *b);
+void sf_cluster_partition_clear(sf_cluster_partition_t *p);
+void sf_cluster_topic_clear(sf_cluster_topic_t *t);
+void sf_cluster_configs_free(sf_cluster_config_entry_t *configs, int n);
+
+#endif
