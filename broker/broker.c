@@ -81,7 +81,7 @@ static void sync_logs(sf_broker_t *b, const sf_cluster_snapshot_t *old,
     /* Deleted topics first: a topic recreated under a new id loses its old data here and
      * starts empty below. */
     for (t = 0; old && t < old->ntopics; t++) {
-        const sf_cluster_topic_t *gone = &old->topics[t];
+        const sf_cluster_topic_t *gone = old->topics[t];
         const sf_cluster_topic_t *now = sf_cluster_snapshot_topic(snap, gone->name);
         if (now && !memcmp(now->topic_id, gone->topic_id, sizeof(now->topic_id)))
             continue;
@@ -93,7 +93,7 @@ static void sync_logs(sf_broker_t *b, const sf_cluster_snapshot_t *old,
         }
     }
     for (t = 0; t < snap->ntopics; t++) {
-        const sf_cluster_topic_t *topic = &snap->topics[t];
+        const sf_cluster_topic_t *topic = snap->topics[t];
         sf_log_config_t lc;
         sf_topiccfg_log_config(&b->topiccfg, topic, &lc);
         for (p = 0; p < topic->npartitions; p++) {

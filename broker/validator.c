@@ -41,7 +41,7 @@ static int check_header(const vbatch_t *b, const sf_validate_cfg_t *cfg,
                                             ? "a transactional batch without a producer id"
                                             : "transactions are not supported yet");
     if (b->hdr.RecordCount < 1 || (int64_t)b->hdr.LastOffsetDelta + 1 != b->hdr.RecordCount)
-        return fail(res, SF_ERR_MALFORMED, "the record count does not match the last offset");
+        return fail(res, SF_ERR_RECORD, "the record count does not match the last offset");
     return SF_OK;
 }
 
@@ -99,7 +99,7 @@ static int check_records(vbatch_t *b, const sf_validate_cfg_t *cfg, sf_validate_
         i++;
     }
     if (rc != SF_ERR_NOTFOUND || i != b->hdr.RecordCount || sf_rbuf_remaining(&it.rb) != 0)
-        return fail(res, SF_ERR_MALFORMED, "the records do not match the batch's record count");
+        return fail(res, SF_ERR_RECORD, "the records do not match the batch's record count");
     return SF_OK;
 }
 
@@ -142,10 +142,14 @@ static int rebuild(const vbatch_t *b, int codec, int level, sf_wbuf_t *out) {
 static int validate_batch(uint8_t *p, size_t avail, const sf_validate_cfg_t *cfg, vbatch_t *b,
                           sf_validate_result_t *res) {
     int rc = sf_recbatch_header_parse(p, avail, &b->hdr, &b->size);
+    /* As Kafka: a length below any batch is corrupt; a batch cut short leaves no whole batch
+     * (ProduceRequest.validateRecords' InvalidRecordException). */
+    if (rc == SF_ERR_MALFORMED)
+        return fail(res, SF_ERR_CORRUPT, "a batch length is impossible");
     if (rc != SF_OK)
-        return fail(res, SF_ERR_MALFORMED, "a batch is cut short or its length is impossible");
+        return fail(res, SF_ERR_RECORD, "a batch is cut short");
     if (b->hdr.Magic != 2)
-        return fail(res, SF_ERR_UNSUPPORTED, "Produce v3 and later carry record batches (magic 2)");
+        return fail(res, SF_ERR_RECORD, "Produce v3 and later carry record batches (magic 2)");
     b->p = p;
     b->codec = b->hdr.Attributes & SF_RECBATCH_ATTR_COMPRESSION_MASK;
     if (b->hdr.Crc != sf_crc32c(0, p + SF_RECBATCH_OFF_ATTRIBUTES, b->size - SF_RECBATCH_OFF_ATTRIBUTES))
@@ -188,7 +192,7 @@ int sf_validate_produce(uint8_t *p, size_t len, const sf_validate_cfg_t *cfg, sf
     res->bad_batch = -1;
     res->log_append_time = cfg->log_append_time ? cfg->now_ms : -1;
     if (len == 0)
-        return fail(res, SF_ERR_MALFORMED, "no records");
+        return fail(res, SF_ERR_RECORD, "no record batch");
     if (cfg->produce_version < 3 && sf_msgset_magic(p, len) >= 0 && sf_msgset_magic(p, len) < 2)
         return convert_legacy(p, len, cfg, out, res);
     while (pos < len && rc == SF_OK) {

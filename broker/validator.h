@@ -46,11 +46,12 @@ typedef struct sf_validate_result {
 /* Validate the producer's batches at @p (@len bytes, the request's mutable buffer). When they
  * must be rebuilt (conversion, recompression) the result is written to @out (initialised by
  * the caller, freed by it) and res->batches points into it.
- * @return SF_OK, SF_ERR_CORRUPT (a CRC), SF_ERR_MALFORMED (sizes, counts, records that do not
- * decode, data that does not decompress), SF_ERR_RECORD (a rule: offsets, control or
- * transactional bits, null keys), SF_ERR_CODEC (an unknown codec, zstd before Produce v7),
- * SF_ERR_TIMESTAMP, SF_ERR_TOOLARGE (past max_decompressed), SF_ERR_UNSUPPORTED (magic 0/1 from
- * Produce v3+), SF_ERR_NOMEM. */
+ * @return SF_OK, SF_ERR_CORRUPT (a CRC), SF_ERR_MALFORMED (records or headers that do not
+ * decode, data that does not decompress), SF_ERR_RECORD (Kafka's InvalidRecordException: no
+ * batch, a batch cut short, magic 0/1 from Produce v3+, counts that do not match the records,
+ * offsets, control or transactional bits, null keys), SF_ERR_CODEC (an unknown codec, zstd
+ * before Produce v7), SF_ERR_TIMESTAMP, SF_ERR_TOOLARGE (past max_decompressed),
+ * SF_ERR_NOMEM. */
 int sf_validate_produce(uint8_t *p, size_t len, const sf_validate_cfg_t *cfg, sf_wbuf_t *out,
                         sf_validate_result_t *res);
 

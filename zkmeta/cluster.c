@@ -214,6 +214,7 @@ sf_cluster_t *sf_cluster_new(struct event_base *base, const sf_cluster_options_t
     cl->broker_epoch = -1;
     cl->controller_id = -1;
     cl->controller_epoch = -1;
+    cl->ctrl_epoch_version = -1;
     if (opt->host && !(cl->host = strdup(opt->host)))
         goto err;
     if (opt->rack && !(cl->rack = strdup(opt->rack)))
@@ -305,6 +306,10 @@ void cl_destroy(sf_cluster_t *cl) {
         }
     }
     free(cl->buckets);
+    cl_controller_stop(cl);
+    for (i = 0; i < cl->ndeleting; i++)
+        free(cl->deleting[i]);
+    free(cl->deleting);
     sf_cluster_snapshot_unref(cl->current);
     free(cl->cluster_id);
     free_options(cl);

@@ -94,9 +94,14 @@ int64_t sf_cluster_broker_epoch(const sf_cluster_t *cl);
 /* The underlying session (borrowed), e.g. for other ZooKeeper users and tests. */
 struct sf_zk *sf_cluster_zk(sf_cluster_t *cl);
 
-/* Create a topic in one multi-op: /brokers/topics/<t> (new topic id), .../partitions, each
- * .../partitions/<p> and .../<p>/state (leader = first replica, leader_epoch 0, isr = replicas,
- * controller_epoch = the current one) and /config/topics/<t>.
+/* Admin writes (any broker) touch only topic assignments, configs and deletion requests; the
+ * controller (the broker holding /controller) alone writes partition states: it creates the
+ * state of every partition that has none (leader = the first live replica, leader epoch 0,
+ * ISR = the leader) and carries out deletion requests, each write a multi-op fenced by the
+ * version of /controller_epoch it won with. A deposed controller writes nothing more.
+ *
+ * Create a topic in one multi-op: /brokers/topics/<t> (the assignment, a new topic id) and
+ * /config/topics/<t>; its partitions get leaders once the controller wrote their states.
  * @assignment: npartitions * replication_factor broker ids (partition-major), or NULL for
  * Kafka's rack-unaware round-robin over the live brokers (random start index).
  * @configs: borrowed; entries with a NULL value are left out. Synchronous errors (callback
@@ -111,15 +116,15 @@ int sf_cluster_topic_create(sf_cluster_t *cl, const char *topic, int32_t npartit
                             int16_t replication_factor, const int32_t *assignment,
                             const sf_cluster_config_entry_t *configs, int nconfigs,
                             sf_cluster_done_cb done, void *arg);
-/* Delete a topic in one multi-op: every partition state and partition node, the partitions
- * node, the topic node, its config and a pending /admin/delete_topics/<t> (their names are
- * read first; the multi-op is retried if they change meanwhile). Synchronous: SF_ERR_INVALID
- * (bad name), SF_ERR_STATE (not ready). Asynchronous: SF_OK, SF_ERR_NOTFOUND, SF_ERR_IO. */
+/* Request a topic's deletion: /admin/delete_topics/<t>, checked against the topic in the same
+ * multi-op (as Kafka); the controller then deletes the topic's znodes, and the snapshot shows
+ * the topic in `deleting` until it is gone. Synchronous: SF_ERR_INVALID (bad name),
+ * SF_ERR_STATE (not ready). Asynchronous: SF_OK (also when already requested),
+ * SF_ERR_NOTFOUND, SF_ERR_IO. */
 int sf_cluster_topic_delete(sf_cluster_t *cl, const char *topic, sf_cluster_done_cb done,
                             void *arg);
-/* Grow a topic to @new_total partitions in one multi-op: a versioned rewrite of the topic
- * znode plus the new partition nodes and states (leader = first replica, isr = replicas,
- * leader_epoch 0), retried on a concurrent change of the topic znode.
+/* Grow a topic to @new_total partitions: a versioned rewrite of the topic znode's assignment,
+ * retried on a concurrent change of it; the controller creates the new partitions' states.
  * @assignment: NULL for Kafka's placement over the live brokers, continuing from partition 0's
  * first replica; or (new_total - current) * rf broker ids for the new partitions
  * (partition-major), where current and rf (the replica count of partition 0) are taken from

@@ -19,7 +19,8 @@
 #define CL_ADMIN_RETRIES 5
 
 /* What a watch or a read is about. */
-enum { K_IDS = 1, K_TOPICS, K_BROKER, K_TOPIC, K_PSTATE, K_CONFIG, K_CONTROLLER, K_CEPOCH, K_REG };
+enum { K_IDS = 1, K_TOPICS, K_BROKER, K_TOPIC, K_PSTATE, K_CONFIG, K_CONTROLLER, K_CEPOCH, K_REG,
+       K_DELETES };
 
 /* The argument of a model watch or read: the entity is looked up again by (kind, id, topic)
  * and must still carry @inc (its incarnation for reads, its current watch id for watches). */
@@ -60,6 +61,8 @@ struct cl_topic {
     int nparts;
     sf_cluster_config_entry_t *configs;
     int nconfigs;
+    sf_cluster_topic_t *built; /* the last snapshot's copy (a reference), reused until changed */
+    int changed;               /* the model differs from built */
 };
 
 enum { N_DONE = 1, N_READY, N_CONTROLLER };
@@ -99,12 +102,17 @@ struct sf_cluster {
     /* controller */
     int is_controller, elect_busy, ctrl_adopt;
     int32_t controller_epoch, controller_id, elect_epoch;
+    int32_t elect_version;      /* the version /controller_epoch gets if our election wins */
+    int32_t ctrl_epoch_version; /* while controller: that version, which fences every write */
+    struct cl_ctrl_busy *ctrl_busy; /* topics with a controller write in flight */
     struct cl_node ctrl_node;
 
     char *cluster_id;
 
     /* the model */
-    struct cl_node ids_node, topics_node;
+    struct cl_node ids_node, topics_node, deletes_node;
+    char **deleting; /* /admin/delete_topics children, sorted */
+    int ndeleting;
     struct cl_broker **brokers;
     int nbrokers, capbrokers;
     struct cl_topic **buckets;
@@ -147,6 +155,19 @@ void cl_path_topic(char *buf, size_t n, const char *t);
 /* election.c */
 void cl_elect(sf_cluster_t *cl);
 void cl_ctrl_set(sf_cluster_t *cl, int is_ctrl);
+
+/* zkwrite.c: the controller's writes, fenced by ctrl_epoch_version (SF_ERR_STATE when not
+ * the controller). cl_ctrl_create_states takes @states (malloc'd array of @n, owned).
+ * Completions: SF_OK, SF_ERR_EXISTS (written meanwhile), SF_ERR_STATE (deposed), SF_ERR_IO. */
+int cl_ctrl_create_states(sf_cluster_t *cl, const char *topic, sf_cluster_partition_t *states,
+                          int n, sf_cluster_done_cb done, void *arg);
+int cl_ctrl_purge_topic(sf_cluster_t *cl, const char *topic, sf_cluster_done_cb done, void *arg);
+
+/* controller.c: what the controller does with a new snapshot (while it is the controller):
+ * create the states of partitions that have none, purge topics requested for deletion. */
+void cl_controller_run(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap);
+/* Forget the writes in flight (no longer the controller, or freeing). */
+void cl_controller_stop(sf_cluster_t *cl);
 
 /* registration.c */
 void cl_setup_start(sf_cluster_t *cl);

@@ -20,12 +20,18 @@ void cl_ctrl_set(sf_cluster_t *cl, int is_ctrl) {
     if (cl->is_controller == is_ctrl)
         return;
     cl->is_controller = is_ctrl;
-    if (is_ctrl)
+    if (is_ctrl) {
         sf_log(SF_LOG_NOTICE, "ZK", "broker %d is the controller (epoch %d)", (int)cl->broker_id,
                (int)cl->controller_epoch);
-    else
+    } else {
+        /* A deposed controller stops at once: nothing more is written under its epoch. */
+        cl->ctrl_epoch_version = -1;
+        cl_controller_stop(cl);
         sf_log(SF_LOG_NOTICE, "ZK", "broker %d is no longer the controller", (int)cl->broker_id);
+    }
     cl_notify_controller(cl);
+    if (is_ctrl && cl->current)
+        cl_controller_run(cl, cl->current);
 }
 
 /* ---- controller election ---- */
@@ -39,6 +45,7 @@ static void elect_multi_cb(int err, int zrc, const sf_zk_op_result_t *res, int n
     if (err == SF_OK) {
         cl->controller_epoch = cl->elect_epoch;
         cl->controller_id = cl->broker_id;
+        cl->ctrl_epoch_version = cl->elect_version;
         cl_ctrl_set(cl, 1);
         cl_schedule_rebuild(cl);
         return;
@@ -93,6 +100,7 @@ static void elect_epoch_cb(int err, int zrc, const char *data, int len, const sf
         return;
     }
     cl->elect_epoch = epoch + 1;
+    cl->elect_version = stat->version + 1; /* what the set below makes it */
     snprintf(epoch_s, sizeof(epoch_s), "%d", (int)cl->elect_epoch);
     json = sf_znode_controller_encode(cl->broker_id, sf_clock_wall_ms());
     if (!json) {

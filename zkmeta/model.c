@@ -116,6 +116,7 @@ void cl_topic_free(struct cl_topic *t) {
         sf_cluster_partition_clear(&t->parts[i].p);
     free(t->parts);
     sf_cluster_configs_free(t->configs, t->nconfigs);
+    sf_cluster_topic_unref(t->built);
     free(t->name);
     free(t);
 }
@@ -209,9 +210,27 @@ static int copy_topic(sf_cluster_topic_t *dst, const struct cl_topic *t) {
     return SF_OK;
 }
 
+/* The topic as the next snapshot shows it: the last copy when nothing changed (shared, so one
+ * change does not copy every partition of every topic), else a new one. A reference; NULL on
+ * no memory. */
+static sf_cluster_topic_t *built_topic(struct cl_topic *t) {
+    sf_cluster_topic_t tmp, *nt;
+    if (t->built && !t->changed)
+        return sf_cluster_topic_ref(t->built);
+    if (copy_topic(&tmp, t) != SF_OK || !(nt = sf_cluster_topic_new(&tmp))) {
+        sf_cluster_topic_clear(&tmp);
+        return NULL;
+    }
+    sf_cluster_topic_unref(t->built);
+    t->built = nt;
+    t->changed = 0;
+    return sf_cluster_topic_ref(nt);
+}
+
 static sf_cluster_snapshot_t *build_snapshot(sf_cluster_t *cl) {
+    sf_cluster_snapshot_t *snap;
     sf_cluster_broker_t *brokers = NULL;
-    sf_cluster_topic_t *topics = NULL;
+    sf_cluster_topic_t **topics = NULL;
     char *cid = NULL;
     int nb = 0, nt = 0, i;
     size_t h;
@@ -231,20 +250,28 @@ static sf_cluster_snapshot_t *build_snapshot(sf_cluster_t *cl) {
         for (t = cl->buckets[h]; t; t = t->hnext) {
             if (!t->have)
                 continue;
-            if (copy_topic(&topics[nt++], t))
+            if (!(topics[nt] = built_topic(t)))
                 goto nomem;
+            nt++;
         }
     }
     if (cl->cluster_id && !(cid = strdup(cl->cluster_id)))
         goto nomem;
-    return sf_cluster_snapshot_build(cid, cl->controller_id, cl->controller_epoch, brokers, nb,
+    snap = sf_cluster_snapshot_build(cid, cl->controller_id, cl->controller_epoch, brokers, nb,
                                      topics, nt);
+    if (snap && cl->ndeleting) {
+        snap->deleting = calloc((size_t)cl->ndeleting, sizeof(char *));
+        for (i = 0; snap->deleting && i < cl->ndeleting; i++)
+            if ((snap->deleting[snap->ndeleting] = strdup(cl->deleting[i])))
+                snap->ndeleting++;
+    }
+    return snap;
 nomem:
     for (i = 0; i < nb; i++)
         sf_cluster_broker_clear(&brokers[i]);
     free(brokers);
     for (i = 0; i < nt; i++)
-        sf_cluster_topic_clear(&topics[i]);
+        sf_cluster_topic_unref(topics[i]);
     free(topics);
     free(cid);
     sf_log(SF_LOG_ERR, "ZK", "out of memory building a metadata snapshot");
@@ -295,6 +322,8 @@ void cl_rebuild_cb(evutil_socket_t fd, short what, void *arg) {
     old = cl->current;
     cl->current = snap;
     sf_cluster_snapshot_unref(old);
+    if (cl->is_controller)
+        cl_controller_run(cl, snap);
     cl_user_enter(cl);
     if (cl->cb.on_snapshot)
         cl->cb.on_snapshot(cl->arg, snap);
@@ -416,8 +445,12 @@ static void model_children_cb(int err, int zrc, char *const *children, int n,
                               const sf_zk_stat_t *stat, void *arg);
 
 static void read_children(sf_cluster_t *cl, int kind) {
-    struct cl_node *node = kind == K_IDS ? &cl->ids_node : &cl->topics_node;
-    const char *path = kind == K_IDS ? "/brokers/ids" : "/brokers/topics";
+    struct cl_node *node = kind == K_IDS      ? &cl->ids_node
+                           : kind == K_TOPICS ? &cl->topics_node
+                                              : &cl->deletes_node;
+    const char *path = kind == K_IDS      ? "/brokers/ids"
+                       : kind == K_TOPICS ? "/brokers/topics"
+                                          : "/admin/delete_topics";
     struct cl_key *rk, *wk = NULL;
     uint64_t wid = 0;
     int rc;
@@ -457,6 +490,7 @@ void cl_sync_all(sf_cluster_t *cl) {
     cl->synced = 1;
     read_children(cl, K_IDS);
     read_children(cl, K_TOPICS);
+    read_children(cl, K_DELETES);
     for (i = 0; i < cl->nbrokers; i++)
         read_broker(cl, cl->brokers[i]);
     for (h = 0; h < cl->nbuckets; h++) {
@@ -548,6 +582,29 @@ static void apply_topics(sf_cluster_t *cl, char *const *children, int n) {
     }
 }
 
+static int str_cmp(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The topics whose deletion was requested. */
+static void apply_deletes(sf_cluster_t *cl, char *const *children, int n) {
+    char **v = n ? calloc((size_t)n, sizeof(char *)) : NULL;
+    int i, m = 0;
+    if (n && !v) {
+        cl->load_error = 1;
+        return;
+    }
+    for (i = 0; i < n; i++)
+        if (sf_znode_topic_name_valid(children[i]) && (v[m] = strdup(children[i])))
+            m++;
+    qsort(v, (size_t)m, sizeof(char *), str_cmp);
+    for (i = 0; i < cl->ndeleting; i++)
+        free(cl->deleting[i]);
+    free(cl->deleting);
+    cl->deleting = v;
+    cl->ndeleting = m;
+}
+
 static void model_children_cb(int err, int zrc, char *const *children, int n,
                               const sf_zk_stat_t *stat, void *arg) {
     struct cl_key *k = arg;
@@ -561,8 +618,10 @@ static void model_children_cb(int err, int zrc, char *const *children, int n,
     if (err == SF_OK) {
         if (k->kind == K_IDS)
             apply_ids(cl, children, n);
-        else
+        else if (k->kind == K_TOPICS)
             apply_topics(cl, children, n);
+        else
+            apply_deletes(cl, children, n);
         cl_schedule_rebuild(cl);
     } else if (err != SF_ERR_NOTFOUND) {
         cl->load_error = 1;
@@ -668,6 +727,7 @@ static void model_data_cb(int err, int zrc, const char *data, int len, const sf_
             sf_log(SF_LOG_WARNING, "ZK", "ignoring malformed /brokers/topics/%s", t->name);
             t->have = 0;
         }
+        t->changed = 1;
         cl_schedule_rebuild(cl);
         break;
     }
@@ -687,6 +747,7 @@ static void model_data_cb(int err, int zrc, const char *data, int len, const sf_
                        (int)k->id);
             part->have = 0;
         }
+        t->changed = 1;
         cl_schedule_rebuild(cl);
         break;
     }
@@ -704,6 +765,7 @@ static void model_data_cb(int err, int zrc, const char *data, int len, const sf_
         sf_cluster_configs_free(t->configs, t->nconfigs);
         t->configs = cfg;
         t->nconfigs = n;
+        t->changed = 1;
         cl_schedule_rebuild(cl);
         break;
     }
@@ -741,8 +803,10 @@ static void model_data_cb(int err, int zrc, const char *data, int len, const sf_
                 cl_schedule_rebuild(cl);
             }
         }
-        if (cl->ctrl_adopt) {
+        if (cl->ctrl_adopt && err == SF_OK && stat) {
+            /* Our election won after all: its writes are fenced by the version read now. */
             cl->ctrl_adopt = 0;
+            cl->ctrl_epoch_version = stat->version;
             cl_ctrl_set(cl, 1);
         }
         break;
@@ -769,6 +833,7 @@ static void model_watch_cb(sf_zk_t *zk, int event, const char *path, void *arg) 
     switch (k->kind) {
     case K_IDS: node = &cl->ids_node; break;
     case K_TOPICS: node = &cl->topics_node; break;
+    case K_DELETES: node = &cl->deletes_node; break;
     case K_CONTROLLER: node = &cl->ctrl_node; break;
     case K_BROKER:
         if ((b = find_broker(cl, k->id)))
@@ -800,7 +865,8 @@ static void model_watch_cb(sf_zk_t *zk, int event, const char *path, void *arg) 
     }
     switch (k->kind) {
     case K_IDS:
-    case K_TOPICS: read_children(cl, k->kind); break;
+    case K_TOPICS:
+    case K_DELETES: read_children(cl, k->kind); break;
     case K_CONTROLLER: cl_read_controller(cl); break;
     case K_BROKER:
         if (event == SF_ZK_EV_DELETED) {
@@ -813,6 +879,7 @@ static void model_watch_cb(sf_zk_t *zk, int event, const char *path, void *arg) 
     case K_TOPIC:
         if (event == SF_ZK_EV_DELETED) {
             t->have = 0;
+            t->changed = 1;
             cl_schedule_rebuild(cl);
         } else {
             read_topic(cl, t, 1);
@@ -828,6 +895,7 @@ static void model_watch_cb(sf_zk_t *zk, int event, const char *path, void *arg) 
                 t->configs = NULL;
                 t->nconfigs = 0;
             }
+            t->changed = 1;
             cl_schedule_rebuild(cl);
             /* Re-read the topic: if it still exists, that re-arms what is missing; if it is
              * being deleted, nothing is left watching the deleted nodes. */

@@ -43,6 +43,7 @@ typedef struct sf_cluster_config_entry {
 } sf_cluster_config_entry_t;
 
 typedef struct sf_cluster_topic {
+    atomic_int refcnt; /* held by each snapshot that shares it (sf_cluster_topic_ref) */
     char *name;
     uint8_t topic_id[16]; /* all zero if the znode has none */
     sf_cluster_partition_t *partitions; /* indexed by partition id: partitions[i].partition == i */
@@ -58,9 +59,18 @@ typedef struct sf_cluster_snapshot {
     int32_t controller_epoch; /* last known value of /controller_epoch, -1 if unknown */
     sf_cluster_broker_t *brokers; /* sorted by id */
     int nbrokers;
-    sf_cluster_topic_t *topics; /* sorted by name (strcmp) */
+    sf_cluster_topic_t **topics; /* sorted by name (strcmp); shared between snapshots */
     int ntopics;
+    sf_cluster_topic_t **by_id;  /* the same, sorted by topic id (zero ids left out) */
+    int nby_id;
+    char **deleting; /* topics whose deletion was requested (/admin/delete_topics), sorted */
+    int ndeleting;
 } sf_cluster_snapshot_t;
+
+/* 1 if the partition has a state znode (leader, epochs and ISR are known). */
+static inline int sf_cluster_partition_has_state(const sf_cluster_partition_t *p) {
+    return p->leader_epoch >= 0;
+}
 
 /* Take a reference (returns @snap; NULL is passed through). Thread-safe. */
 sf_cluster_snapshot_t *sf_cluster_snapshot_ref(sf_cluster_snapshot_t *snap);
@@ -72,15 +82,35 @@ const sf_cluster_topic_t *sf_cluster_snapshot_topic(const sf_cluster_snapshot_t 
                                                     const char *name);
 const sf_cluster_broker_t *sf_cluster_snapshot_broker(const sf_cluster_snapshot_t *snap,
                                                       int32_t id);
+/* The topic with id @id (binary search), or NULL (also for the zero id). */
+const sf_cluster_topic_t *sf_cluster_snapshot_topic_by_id(const sf_cluster_snapshot_t *snap,
+                                                          const uint8_t id[16]);
+/* 1 if the deletion of @name was requested and the controller has not carried it out yet. */
+int sf_cluster_snapshot_deleting(const sf_cluster_snapshot_t *snap, const char *name);
 /* A config value of a topic, or NULL if not set (borrowed). */
 const char *sf_cluster_topic_config(const sf_cluster_topic_t *topic, const char *name);
 
 /* Build a snapshot from parts (takes ownership of all of them, also on failure): @brokers
- * and @topics are sorted here. Used by the module and by tests. Returns NULL on no memory. */
+ * and @topics are sorted here. @topics holds one reference to each topic (from
+ * sf_cluster_topic_new or sf_cluster_topic_ref), so unchanged topics are shared with older
+ * snapshots. Returns NULL on no memory. */
 sf_cluster_snapshot_t *sf_cluster_snapshot_build(char *cluster_id, int32_t controller_id,
                                                  int32_t controller_epoch,
                                                  sf_cluster_broker_t *brokers, int nbrokers,
-                                                 sf_cluster_topic_t *topics, int ntopics);
+                                                 sf_cluster_topic_t **topics, int ntopics);
+/* The same from topics given by value (tests): each is moved into a new shared topic and
+ * @topics freed. */
+sf_cluster_snapshot_t *sf_cluster_snapshot_build_copy(char *cluster_id, int32_t controller_id,
+                                                      int32_t controller_epoch,
+                                                      sf_cluster_broker_t *brokers, int nbrokers,
+                                                      sf_cluster_topic_t *topics, int ntopics);
+
+/* A shared topic holding what @src owned (moved: @src is left empty), one reference; NULL on
+ * no memory (then @src keeps its contents). */
+sf_cluster_topic_t *sf_cluster_topic_new(sf_cluster_topic_t *src);
+/* Take / drop a reference (the last one frees the topic). NULL ok. Thread-safe. */
+sf_cluster_topic_t *sf_cluster_topic_ref(sf_cluster_topic_t *t);
+void sf_cluster_topic_unref(sf_cluster_topic_t *t);
 
 /* Free what an element owns (not the element itself). */
 void sf_cluster_broker_clear(sf_cluster_broker_t *b);

@@ -61,6 +61,14 @@ static int configs_shown(const sf_cluster_topic_t *t, const sf_admin_item_t *it)
     return 1;
 }
 
+static int leaders_elected(const sf_cluster_topic_t *t) {
+    int p;
+    for (p = 0; p < t->npartitions; p++)
+        if (!sf_cluster_partition_has_state(&t->partitions[p]))
+            return 0;
+    return 1;
+}
+
 /* 1 when every successful item's change is visible in the request's snapshot. */
 static int visible(sf_admin_op_t *op) {
     int i;
@@ -83,7 +91,8 @@ static int visible(sf_admin_op_t *op) {
                 return 0;
             break;
         default:
-            if (!t || t->npartitions < it->partitions)
+            /* Created, and every partition has a leader (the controller elected it). */
+            if (!t || t->npartitions < it->partitions || !leaders_elected(t))
                 return 0;
         }
     }

@@ -24,7 +24,8 @@ typedef struct fetch_op {
     sf_proto_FetchResponse_t resp; /* topics and partitions mirror freq's */
     const char **topics;           /* names; NULL for an unknown topic id */
     sf_log_slice_t *slices;        /* one per requested partition, in order */
-    sf_wbuf_t *converted;          /* Fetch v0-v3: the converted records of each partition */
+    sf_wbuf_t *converted;          /* Fetch v0-v3: the converted records of each partition
+                                      (on the heap: they outlive the request's arena) */
     int npartitions;
     int errors; /* partitions answered with an error by the last read */
 } fetch_op_t;
@@ -76,10 +77,12 @@ static fetch_op_t *fetch_op_new(sf_kreq_t *kr, const sf_proto_FetchRequest_t *fr
         n += ft->PartitionsCount;
     }
     op->npartitions = n;
-    op->slices = sf_kreq_alloc(kr, (size_t)n, sizeof(*op->slices));
-    if (fetch_magic(kr->version) < 2)
-        op->converted = sf_kreq_alloc(kr, (size_t)n, sizeof(*op->converted));
-    return op->slices && (fetch_magic(kr->version) == 2 || op->converted) ? op : NULL;
+    if (!(op->slices = sf_kreq_alloc(kr, (size_t)n, sizeof(*op->slices))))
+        return NULL;
+    if (fetch_magic(kr->version) < 2 &&
+        !(op->converted = calloc((size_t)n + 1, sizeof(*op->converted))))
+        return NULL;
+    return op;
 }
 
 /* The partition's log if this broker leads it at the epoch the client knows; else NULL with
@@ -228,18 +231,21 @@ static int64_t fetch_read(fetch_op_t *op) {
 static int fetch_attempt(void *arg, int final) {
     fetch_op_t *op = arg;
     int64_t got = fetch_read(op);
+    sf_wbuf_t *converted;
+    int i, n;
     if (!final && got < op->freq->MinBytes && !op->errors && !sf_kreq_conn_closed(op->kr)) {
         release(op);
         return 0;
     }
     /* The server takes the slice references over with the response; converted records are
-     * copied into it. */
+     * copied into it. Answering frees the request and its arena, op included: the converted
+     * buffers are freed through copies of their pointers. */
+    converted = op->converted;
+    n = op->npartitions;
     sf_kreq_respond(op->kr, &op->resp);
-    if (op->converted) {
-        int i;
-        for (i = 0; i < op->npartitions; i++)
-            sf_wbuf_free(&op->converted[i]);
-    }
+    for (i = 0; converted && i < n; i++)
+        sf_wbuf_free(&converted[i]);
+    free(converted);
     return 1;
 }
 

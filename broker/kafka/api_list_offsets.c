@@ -27,6 +27,10 @@ static void lookup(sf_log_t *log, int64_t ts, sf_proto_ListOffsetsResponse_ListO
         return; /* no tiered storage: -1, as Kafka answers without it */
     case MAX_TIMESTAMP:
         rc = sf_log_max_timestamp(log, &off, &found);
+        /* The log knows the batch that holds the largest timestamp (its last offset, as the
+         * time index keeps it); Kafka answers the first record carrying it (KAFKA-16310). */
+        if (rc == SF_OK)
+            rc = sf_log_offset_for_timestamp(log, found, &off, &found);
         break;
     default:
         rc = ts < 0 ? SF_ERR_NOTFOUND : sf_log_offset_for_timestamp(log, ts, &off, &found);

@@ -195,7 +195,7 @@ static void metadata_answer(sf_kreq_t *kr, const sf_proto_MetadataRequest_t *mre
         sf_proto_MetadataResponse_MetadataResponseTopic_t *mt = &resp.Topics[i];
         int rc;
         sf_proto_MetadataResponse_MetadataResponseTopic_init(mt);
-        rc = all ? fill_topic(kr, &snap->topics[i], mt)
+        rc = all ? fill_topic(kr, snap->topics[i], mt)
                  : fill_requested(kr, mreq, &mreq->Topics[i], mt);
         if (rc != SF_OK)
             goto nomem;

@@ -54,7 +54,7 @@ static void produce_partition(sf_kreq_t *kr, const sf_proto_ProduceRequest_t *pr
         return;
     }
     if (pp->Records.len <= 0) {
-        rp->ErrorCode = SF_KERR_CORRUPT_MESSAGE;
+        rp->ErrorCode = SF_KERR_INVALID_RECORD; /* "at least one record batch", as Kafka */
         return;
     }
     vc.produce_version = kr->version;
@@ -95,7 +95,7 @@ void sf_kapi_Produce(sf_kreq_t *kr, void *msg) {
     const sf_proto_ProduceRequest_t *preq = msg;
     sf_proto_ProduceResponse_t resp;
     int64_t now = sf_clock_wall_ms();
-    int t, p;
+    int t, p, failed = 0;
 
     sf_proto_ProduceResponse_init(&resp);
     resp.Responses = sf_kreq_alloc(kr, (size_t)preq->TopicDataCount, sizeof(*resp.Responses));
@@ -118,10 +118,16 @@ void sf_kapi_Produce(sf_kreq_t *kr, void *msg) {
             rp->Index = pt->PartitionData[p].Index;
             rp->BaseOffset = -1;
             produce_partition(kr, preq, topic, &pt->PartitionData[p], rp, now);
+            failed |= rp->ErrorCode != SF_KERR_NONE;
         }
     }
     if (preq->Acks == 0) {
-        sf_kreq_respond_none(kr);
+        /* No answer is expected; as Kafka does, a refused partition closes the connection, so
+         * the producer notices and refreshes its metadata. */
+        if (failed)
+            sf_kreq_close(kr, "acks=0 produce refused for a partition");
+        else
+            sf_kreq_respond_none(kr);
         return;
     }
     sf_kreq_respond(kr, &resp);

@@ -129,13 +129,7 @@ const sf_cluster_partition_t *sf_kreq_partition(const sf_kreq_t *kr, const char 
 }
 
 const sf_cluster_topic_t *sf_kreq_topic_by_id(const sf_kreq_t *kr, const sf_uuid_t *id) {
-    int i;
-    if (!kr->snap || sf_kmsg_uuid_zero(*id))
-        return NULL;
-    for (i = 0; i < kr->snap->ntopics; i++)
-        if (!memcmp(kr->snap->topics[i].topic_id, id->b, sizeof(id->b)))
-            return &kr->snap->topics[i];
-    return NULL;
+    return sf_cluster_snapshot_topic_by_id(kr->snap, id->b);
 }
 
 struct sf_log *sf_kreq_leader_log(sf_kreq_t *kr, const char *topic, int32_t partition,

@@ -507,11 +507,12 @@ int main(int argc, char **argv) {
         for (i = 0; i < t->npartitions; i++) {
             const sf_cluster_partition_t *p = &t->partitions[i];
             good &= p->partition == i && p->nreplicas == 2 && p->replicas[0] != p->replicas[1] &&
-                    p->leader == p->replicas[0] && p->leader_epoch == 0 && p->nisr == 2 &&
-                    p->isr[0] == p->replicas[0] && p->isr[1] == p->replicas[1] &&
-                    p->controller_epoch == epoch0;
+                    p->leader == p->replicas[0] && p->leader_epoch == 0 && p->nisr == 1 &&
+                    p->isr[0] == p->leader && p->controller_epoch == epoch0;
         }
-        check(good, "t1: topic id set, leader = first replica, isr = replicas, epochs right");
+        /* The controller (broker 1) wrote the states: nothing replicates yet, so the ISR is
+         * the leader alone. */
+        check(good, "t1: topic id set, leader = first replica, isr = the leader, epochs right");
         check(t->nconfigs == 2 && !strcmp(sf_cluster_topic_config(t, "cleanup.policy") ?: "",
                                           "compact"),
               "t1 configs in snapshot");
@@ -555,8 +556,8 @@ int main(int argc, char **argv) {
     check(run_until(has_topic_parts, &sp, 5000), "snapshot has t1 with 5 partitions and leaders");
     t = a.snap ? sf_cluster_snapshot_topic(a.snap, "t1") : NULL;
     check(t && t->npartitions == 5 && t->partitions[4].nreplicas == 2 &&
-              t->partitions[3].nisr == 2,
-          "new partitions have 2 replicas and a full isr");
+              t->partitions[3].nisr == 1 && t->partitions[3].isr[0] == t->partitions[3].leader,
+          "new partitions have 2 replicas and the leader as isr");
     check(probe_exists("/brokers/topics/t1/partitions/4/state"), "partition 4 state exists");
     memset(&d, 0, sizeof(d));
     check(admin_wait(sf_cluster_partitions_add(a.cl, "t1", 4, NULL, admin_done, &d), &d) ==
@@ -602,13 +603,23 @@ int main(int argc, char **argv) {
     }
 
     /* 10. delete */
-    memset(&d, 0, sizeof(d));
-    check(admin_wait(sf_cluster_topic_delete(b.cl, "t1", admin_done, &d), &d) == SF_OK,
-          "delete t1");
-    sp = (struct snap_pred){.in = &a, .topic = "t1", .nparts = -1};
-    check(run_until(has_topic_parts, &sp, 5000), "t1 gone from the snapshot");
-    check(!probe_exists("/brokers/topics/t1") && !probe_exists("/config/topics/t1"),
-          "t1 znodes gone");
+    {
+        sf_cluster_snapshot_t *before = sf_cluster_snapshot_ref(a.snap);
+        const sf_cluster_topic_t *t2 = sf_cluster_snapshot_topic(before, "t2");
+        memset(&d, 0, sizeof(d));
+        check(admin_wait(sf_cluster_topic_delete(b.cl, "t1", admin_done, &d), &d) == SF_OK,
+              "delete t1 (a deletion request)");
+        sp = (struct snap_pred){.in = &a, .topic = "t1", .nparts = -1};
+        check(run_until(has_topic_parts, &sp, 5000), "t1 gone from the snapshot");
+        /* Snapshots share the topics that did not change. */
+        check(t2 && sf_cluster_snapshot_topic(a.snap, "t2") == t2 && a.snap != before,
+              "the new snapshot shares t2 with the one before");
+        check(sf_cluster_snapshot_topic_by_id(a.snap, t2->topic_id) == t2, "t2 found by its id");
+        sf_cluster_snapshot_unref(before);
+    }
+    check(!probe_exists("/brokers/topics/t1") && !probe_exists("/config/topics/t1") &&
+              !probe_exists("/admin/delete_topics/t1"),
+          "t1 znodes and its deletion request gone (the controller purged them)");
     check(a.snap && sf_cluster_snapshot_topic(a.snap, "t2"), "t2 still there");
     memset(&d, 0, sizeof(d));
     check(admin_wait(sf_cluster_topic_delete(b.cl, "t1", admin_done, &d), &d) == SF_ERR_NOTFOUND,

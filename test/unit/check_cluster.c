@@ -297,7 +297,7 @@ static sf_cluster_snapshot_t *make_snapshot(void) {
         t[i].partitions[0].replicas[0] = ids[i];
         t[i].partitions[0].nreplicas = 1;
     }
-    return sf_cluster_snapshot_build(strdup("cid"), 1, 4, b, 3, t, 3);
+    return sf_cluster_snapshot_build_copy(strdup("cid"), 1, 4, b, 3, t, 3);
 }
 
 START_TEST(test_snapshot_lookup) {
@@ -305,8 +305,8 @@ START_TEST(test_snapshot_lookup) {
     ck_assert_ptr_nonnull(s);
     ck_assert_int_eq(s->brokers[0].id, 1);
     ck_assert_int_eq(s->brokers[2].id, 3);
-    ck_assert_str_eq(s->topics[0].name, "audit");
-    ck_assert_str_eq(s->topics[2].name, "zeta");
+    ck_assert_str_eq(s->topics[0]->name, "audit");
+    ck_assert_str_eq(s->topics[2]->name, "zeta");
     ck_assert_int_eq(sf_cluster_snapshot_broker(s, 2)->port, 9094);
     ck_assert_ptr_null(sf_cluster_snapshot_broker(s, 4));
     ck_assert_ptr_null(sf_cluster_snapshot_broker(s, 0));

@@ -1,5 +1,7 @@
-/* The admin writes behind CreateTopics, DeleteTopics, CreatePartitions and AlterConfigs, each one
- * ZooKeeper multi-op (cluster.h). */
+/* The module's ZooKeeper writes, each one multi-op: the admin writes behind CreateTopics,
+ * DeleteTopics, CreatePartitions and AlterConfigs (any broker: topic assignments, configs and
+ * deletion requests only), and the controller's (partition states, topic purges), each fenced
+ * by the version of /controller_epoch the controller won (DESIGN.md section 4). */
 #include "cluster_int.h"
 
 #include <errno.h>
@@ -19,14 +21,15 @@
 
 /* ---- admin writes ---- */
 
-enum { A_CREATE = 1, A_DELETE, A_ADD, A_CONFIG };
+enum { A_CREATE = 1, A_DELETE, A_ADD, A_CONFIG, A_STATES, A_PURGE };
 
-/* What an admin write names in its log line, by kind. */
+/* What a write names in its log line, by kind. */
 static const char *const admin_what[] = {"", "creating topic", "deleting topic",
-                                         "adding partitions to", "setting the config of"};
+                                         "adding partitions to", "setting the config of",
+                                         "creating partition states of", "purging topic"};
 
 /* Existence probes issued before building a delete / add multi-op. */
-enum { P_CFG, P_ADMIN, P_PARTS_DIR, P_MAX };
+enum { P_TOPIC, P_CFG, P_ADMIN, P_MAX };
 
 struct cl_admin;
 struct cl_probe {
@@ -55,6 +58,9 @@ struct cl_admin {
     struct cl_probe probes[P_MAX];
     char **children;
     int nchildren, children_absent;
+    /* controller: the states to create (A_STATES), owned */
+    sf_cluster_partition_t *states;
+    int nstates;
     /* add */
     int32_t new_total;
     int32_t *assignment; /* copy, or NULL */
@@ -89,6 +95,9 @@ static int admin_ops_reset(struct cl_admin *a, int nops, int nstrs) {
 static void admin_free(struct cl_admin *a) {
     int i;
     admin_ops_free(a);
+    for (i = 0; i < a->nstates; i++)
+        sf_cluster_partition_clear(&a->states[i]);
+    free(a->states);
     free(a->cfg_json);
     for (i = 0; i < a->nchildren; i++)
         free(a->children[i]);
@@ -166,28 +175,6 @@ static int admin_op(struct cl_admin *a, int type, const char *data, int version,
     return SF_OK;
 }
 
-/* The two creates of a new partition: its node and its state (leader = first replica,
- * isr = replicas, leader_epoch 0, the current controller epoch). */
-static int admin_partition_ops(struct cl_admin *a, int32_t p, int32_t *replicas, int n) {
-    sf_cluster_partition_t st;
-    char *s;
-    memset(&st, 0, sizeof(st));
-    st.partition = p;
-    st.leader = replicas[0];
-    st.leader_epoch = 0;
-    st.isr = replicas;
-    st.nisr = n;
-    st.controller_epoch = a->cl->controller_epoch >= 0 ? a->cl->controller_epoch : 0;
-    if (admin_op(a, SF_ZK_OP_CREATE, NULL, -1, "/brokers/topics/%s/partitions/%d", a->topic,
-                 (int)p))
-        return SF_ERR_NOMEM;
-    s = admin_str(a, sf_znode_pstate_encode(&st));
-    if (!s || admin_op(a, SF_ZK_OP_CREATE, s, -1, "/brokers/topics/%s/partitions/%d/state",
-                       a->topic, (int)p))
-        return SF_ERR_NOMEM;
-    return SF_OK;
-}
-
 /* Start of every multi-op completion: finish on success or while closing. Returns 1 if @a was
  * finished. */
 static int admin_multi_settled(struct cl_admin *a, int err) {
@@ -248,7 +235,8 @@ static int live_broker_ids(const sf_cluster_snapshot_t *snap, int32_t **out) {
 
 /* -- reads before a delete / add -- */
 
-static void delete_build(struct cl_admin *a);
+static void purge_build(struct cl_admin *a);
+static void states_build(struct cl_admin *a);
 static void add_build(struct cl_admin *a);
 
 /* Count a read issued (@rc SF_OK) or note that it could not be. */
@@ -264,8 +252,10 @@ static void admin_read_done(struct cl_admin *a) {
         return;
     if (a->cl->closing)
         admin_finish(a, SF_ERR_IO);
-    else if (a->kind == A_DELETE)
-        delete_build(a);
+    else if (a->kind == A_PURGE)
+        purge_build(a);
+    else if (a->kind == A_STATES)
+        states_build(a);
     else
         add_build(a);
 }
@@ -323,7 +313,7 @@ int sf_cluster_topic_create(sf_cluster_t *cl, const char *topic, int32_t npartit
     int32_t *assign = NULL, *brokers = NULL, p;
     sf_cluster_partition_t *parts = NULL;
     uint8_t uuid[16];
-    int rf = replication_factor, nb, i, nops, rc = SF_ERR_NOMEM;
+    int rf = replication_factor, nb, i, rc = SF_ERR_NOMEM;
     char *s;
 
     if (!sf_znode_topic_name_valid(topic) || npartitions < 1 ||
@@ -371,18 +361,12 @@ int sf_cluster_topic_create(sf_cluster_t *cl, const char *topic, int32_t npartit
         parts[p].replicas = assign + (size_t)p * (size_t)rf;
         parts[p].nreplicas = rf;
     }
-    /* topic, partitions dir, 2 per partition, config; a path per op plus the topic json and
-     * one state json per partition */
-    nops = 3 + 2 * npartitions;
-    if (admin_ops_reset(a, nops, nops + 1 + npartitions))
+    /* The assignment and the config; the controller creates the partition states. */
+    if (admin_ops_reset(a, 2, 3))
         goto out;
     s = admin_str(a, sf_znode_topic_encode(uuid, parts, npartitions));
-    if (!s || admin_op(a, SF_ZK_OP_CREATE, s, -1, "/brokers/topics/%s", topic) ||
-        admin_op(a, SF_ZK_OP_CREATE, NULL, -1, "/brokers/topics/%s/partitions", topic))
+    if (!s || admin_op(a, SF_ZK_OP_CREATE, s, -1, "/brokers/topics/%s", topic))
         goto out;
-    for (p = 0; p < npartitions; p++)
-        if (admin_partition_ops(a, p, parts[p].replicas, rf))
-            goto out;
     a->cfg_json = sf_znode_config_encode(configs, nconfigs);
     a->key_index = a->nops;
     if (!a->cfg_json || admin_op(a, SF_ZK_OP_CREATE, a->cfg_json, -1, "/config/topics/%s", topic))
@@ -396,9 +380,7 @@ out:
     return rc;
 }
 
-/* -- delete -- */
-
-static void delete_issue(struct cl_admin *a);
+/* -- delete: a deletion request the controller carries out -- */
 
 static void delete_multi_cb(int err, int zrc, const sf_zk_op_result_t *res, int n, void *arg) {
     struct cl_admin *a = arg;
@@ -406,26 +388,84 @@ static void delete_multi_cb(int err, int zrc, const sf_zk_op_result_t *res, int 
     if (admin_multi_settled(a, err))
         return;
     f = first_failed(res, n);
-    if (f >= 0 && f == a->key_index && res[f].err == SF_ERR_NOTFOUND) {
-        admin_finish(a, SF_ERR_NOTFOUND); /* the topic node itself is missing */
+    if (f == 0 && res[0].err == SF_ERR_NOTFOUND) {
+        admin_finish(a, SF_ERR_NOTFOUND);
         return;
     }
-    if ((err == SF_ERR_NOTFOUND || err == SF_ERR_STATE) && a->retries++ < CL_ADMIN_RETRIES) {
-        /* Raced with another change (a partition added or removed): read again. */
-        delete_issue(a);
+    if (f == 1 && res[1].err == SF_ERR_EXISTS) {
+        admin_finish(a, SF_OK); /* already requested */
         return;
     }
     admin_multi_failed(a, zrc);
 }
 
-static void delete_build(struct cl_admin *a) {
+int sf_cluster_topic_delete(sf_cluster_t *cl, const char *topic, sf_cluster_done_cb done,
+                            void *arg) {
+    struct cl_admin *a;
+    int rc;
+    if (!sf_znode_topic_name_valid(topic))
+        return SF_ERR_INVALID;
+    if (!ready_for_admin(cl))
+        return SF_ERR_STATE;
+    a = admin_new(cl, A_DELETE, topic, done, arg);
+    if (!a)
+        return SF_ERR_NOMEM;
+    /* Kafka's /admin/delete_topics/<t>, checked against the topic in the same multi-op. */
+    if (admin_ops_reset(a, 2, 2) ||
+        admin_op(a, SF_ZK_OP_CHECK, NULL, -1, "/brokers/topics/%s", topic) ||
+        admin_op(a, SF_ZK_OP_CREATE, NULL, -1, "/admin/delete_topics/%s", topic)) {
+        admin_free(a);
+        return SF_ERR_NOMEM;
+    }
+    rc = sf_zk_multi(cl->zk, a->ops, a->nops, delete_multi_cb, a);
+    if (rc != SF_OK)
+        admin_free(a);
+    return rc;
+}
+
+/* -- the controller's writes: fenced by the version of /controller_epoch -- */
+
+/* The first op of every controller multi-op. */
+static int fence_op(struct cl_admin *a) {
+    return admin_op(a, SF_ZK_OP_CHECK, NULL, a->cl->ctrl_epoch_version, "/controller_epoch");
+}
+
+/* A controller multi-op failed on its fence: another broker is the controller now. */
+static int fenced_out(struct cl_admin *a, const sf_zk_op_result_t *res, int n) {
+    if (n < 1 || res[0].err != SF_ERR_STATE)
+        return 0;
+    sf_log(SF_LOG_WARNING, "ZK", "/controller_epoch moved on: broker %d is no longer the "
+           "controller; %s %s not done", (int)a->cl->broker_id, admin_what[a->kind], a->topic);
+    cl_ctrl_set(a->cl, 0);
+    cl_read_controller(a->cl);
+    admin_finish(a, SF_ERR_STATE);
+    return 1;
+}
+
+static void purge_issue(struct cl_admin *a);
+
+static void purge_multi_cb(int err, int zrc, const sf_zk_op_result_t *res, int n, void *arg) {
+    struct cl_admin *a = arg;
+    if (admin_multi_settled(a, err) || fenced_out(a, res, n))
+        return;
+    if ((err == SF_ERR_NOTFOUND || err == SF_ERR_STATE) && a->retries++ < CL_ADMIN_RETRIES) {
+        /* Raced with another change (a partition added or removed): read again. */
+        purge_issue(a);
+        return;
+    }
+    admin_multi_failed(a, zrc);
+}
+
+static void purge_build(struct cl_admin *a) {
     sf_cluster_t *cl = a->cl;
     int i, rc;
     if (a->read_err) {
         admin_finish(a, SF_ERR_IO);
         return;
     }
-    rc = admin_ops_reset(a, 2 * a->nchildren + 4, 2 * a->nchildren + 4);
+    rc = admin_ops_reset(a, 2 * a->nchildren + 6, 2 * a->nchildren + 6);
+    if (rc == SF_OK)
+        rc = fence_op(a);
     for (i = 0; rc == SF_OK && i < a->nchildren; i++) {
         rc = admin_op(a, SF_ZK_OP_DELETE, NULL, -1, "/brokers/topics/%s/partitions/%s/state",
                       a->topic, a->children[i]);
@@ -435,8 +475,7 @@ static void delete_build(struct cl_admin *a) {
     }
     if (rc == SF_OK && !a->children_absent)
         rc = admin_op(a, SF_ZK_OP_DELETE, NULL, -1, "/brokers/topics/%s/partitions", a->topic);
-    a->key_index = a->nops;
-    if (rc == SF_OK)
+    if (rc == SF_OK && a->probes[P_TOPIC].exists)
         rc = admin_op(a, SF_ZK_OP_DELETE, NULL, -1, "/brokers/topics/%s", a->topic);
     if (rc == SF_OK && a->probes[P_CFG].exists)
         rc = admin_op(a, SF_ZK_OP_DELETE, NULL, -1, "/config/topics/%s", a->topic);
@@ -446,13 +485,13 @@ static void delete_build(struct cl_admin *a) {
         admin_finish(a, SF_ERR_NOMEM);
         return;
     }
-    rc = sf_zk_multi(cl->zk, a->ops, a->nops, delete_multi_cb, a);
+    rc = sf_zk_multi(cl->zk, a->ops, a->nops, purge_multi_cb, a);
     if (rc != SF_OK)
         admin_finish(a, rc == SF_ERR_TOOLARGE ? SF_ERR_TOOLARGE : SF_ERR_IO);
 }
 
-static void delete_children_cb(int err, int zrc, char *const *children, int n,
-                               const sf_zk_stat_t *stat, void *arg) {
+static void children_cb(int err, int zrc, char *const *children, int n, const sf_zk_stat_t *stat,
+                        void *arg) {
     struct cl_admin *a = arg;
     int i;
     (void)zrc;
@@ -482,28 +521,115 @@ static void delete_children_cb(int err, int zrc, char *const *children, int n,
     admin_read_done(a);
 }
 
-static void delete_issue(struct cl_admin *a) {
+/* Read the partitions of a->topic (and, for a purge, what else exists), then build. */
+static void read_partitions(struct cl_admin *a) {
     char path[512];
     a->read_err = 0;
     a->outstanding = 1; /* guard while issuing */
     snprintf(path, sizeof(path), "/brokers/topics/%s/partitions", a->topic);
-    admin_read_issued(a, sf_zk_get_children(a->cl->zk, path, NULL, NULL, delete_children_cb, a));
-    admin_probe(a, P_CFG, "/config/topics/%s", a->topic);
-    admin_probe(a, P_ADMIN, "/admin/delete_topics/%s", a->topic);
+    admin_read_issued(a, sf_zk_get_children(a->cl->zk, path, NULL, NULL, children_cb, a));
+    if (a->kind == A_PURGE) {
+        admin_probe(a, P_TOPIC, "/brokers/topics/%s", a->topic);
+        admin_probe(a, P_CFG, "/config/topics/%s", a->topic);
+        admin_probe(a, P_ADMIN, "/admin/delete_topics/%s", a->topic);
+    }
     admin_read_done(a);
 }
 
-int sf_cluster_topic_delete(sf_cluster_t *cl, const char *topic, sf_cluster_done_cb done,
-                            void *arg) {
+static void purge_issue(struct cl_admin *a) {
+    read_partitions(a);
+}
+
+static int ready_for_controller(const sf_cluster_t *cl) {
+    return cl && cl_alive(cl) && cl->is_controller && cl->ctrl_epoch_version >= 0;
+}
+
+int cl_ctrl_purge_topic(sf_cluster_t *cl, const char *topic, sf_cluster_done_cb done, void *arg) {
     struct cl_admin *a;
-    if (!sf_znode_topic_name_valid(topic))
-        return SF_ERR_INVALID;
-    if (!ready_for_admin(cl))
+    if (!ready_for_controller(cl))
         return SF_ERR_STATE;
-    a = admin_new(cl, A_DELETE, topic, done, arg);
-    if (!a)
+    if (!(a = admin_new(cl, A_PURGE, topic, done, arg)))
         return SF_ERR_NOMEM;
-    delete_issue(a);
+    sf_log(SF_LOG_INFO, "CONTROLLER", "deleting topic %s", topic);
+    purge_issue(a);
+    return SF_OK;
+}
+
+static void states_multi_cb(int err, int zrc, const sf_zk_op_result_t *res, int n, void *arg) {
+    struct cl_admin *a = arg;
+    int f;
+    if (admin_multi_settled(a, err) || fenced_out(a, res, n))
+        return;
+    f = first_failed(res, n);
+    if (f > 0 && (res[f].err == SF_ERR_EXISTS || res[f].err == SF_ERR_NOTFOUND)) {
+        /* Written meanwhile by someone else, or the topic went: the next snapshot tells. */
+        admin_finish(a, SF_ERR_EXISTS);
+        return;
+    }
+    admin_multi_failed(a, zrc);
+}
+
+static int has_child(const struct cl_admin *a, int32_t p) {
+    int i;
+    char name[16];
+    snprintf(name, sizeof(name), "%d", (int)p);
+    for (i = 0; i < a->nchildren; i++)
+        if (!strcmp(a->children[i], name))
+            return 1;
+    return 0;
+}
+
+static void states_build(struct cl_admin *a) {
+    int i, rc;
+    if (a->read_err) {
+        admin_finish(a, SF_ERR_IO);
+        return;
+    }
+    rc = admin_ops_reset(a, 2 + 2 * a->nstates, 2 + 3 * a->nstates);
+    if (rc == SF_OK)
+        rc = fence_op(a);
+    if (rc == SF_OK && a->children_absent)
+        rc = admin_op(a, SF_ZK_OP_CREATE, NULL, -1, "/brokers/topics/%s/partitions", a->topic);
+    for (i = 0; rc == SF_OK && i < a->nstates; i++) {
+        const sf_cluster_partition_t *st = &a->states[i];
+        char *json;
+        if (!has_child(a, st->partition))
+            rc = admin_op(a, SF_ZK_OP_CREATE, NULL, -1, "/brokers/topics/%s/partitions/%d",
+                          a->topic, (int)st->partition);
+        json = rc == SF_OK ? admin_str(a, sf_znode_pstate_encode(st)) : NULL;
+        if (rc == SF_OK && (!json || admin_op(a, SF_ZK_OP_CREATE, json, -1,
+                                              "/brokers/topics/%s/partitions/%d/state", a->topic,
+                                              (int)st->partition)))
+            rc = SF_ERR_NOMEM;
+    }
+    if (rc != SF_OK) {
+        admin_finish(a, SF_ERR_NOMEM);
+        return;
+    }
+    rc = sf_zk_multi(a->cl->zk, a->ops, a->nops, states_multi_cb, a);
+    if (rc != SF_OK)
+        admin_finish(a, rc == SF_ERR_TOOLARGE ? SF_ERR_TOOLARGE : SF_ERR_IO);
+}
+
+int cl_ctrl_create_states(sf_cluster_t *cl, const char *topic, sf_cluster_partition_t *states,
+                          int n, sf_cluster_done_cb done, void *arg) {
+    struct cl_admin *a;
+    int i;
+    if (!ready_for_controller(cl)) {
+        for (i = 0; i < n; i++)
+            sf_cluster_partition_clear(&states[i]);
+        free(states);
+        return SF_ERR_STATE;
+    }
+    if (!(a = admin_new(cl, A_STATES, topic, done, arg))) {
+        for (i = 0; i < n; i++)
+            sf_cluster_partition_clear(&states[i]);
+        free(states);
+        return SF_ERR_NOMEM;
+    }
+    a->states = states;
+    a->nstates = n;
+    read_partitions(a);
     return SF_OK;
 }
 
@@ -591,19 +717,12 @@ static void add_build(struct cl_admin *a) {
             parts[p].nreplicas = rf;
         }
     }
-    /* topic set, partitions dir, 2 per new partition; a path per op plus the topic json and
-     * one state json per new partition */
-    if (admin_ops_reset(a, 2 + 2 * nnew, 3 + 3 * nnew))
+    /* The new assignment, versioned; the controller creates the new partitions' states. */
+    if (admin_ops_reset(a, 1, 2))
         goto out;
     s = admin_str(a, sf_znode_topic_encode(dec.topic_id, parts, a->new_total));
     if (!s || admin_op(a, SF_ZK_OP_SET, s, a->topic_version, "/brokers/topics/%s", a->topic))
         goto out;
-    if (!a->probes[P_PARTS_DIR].exists &&
-        admin_op(a, SF_ZK_OP_CREATE, NULL, -1, "/brokers/topics/%s/partitions", a->topic))
-        goto out;
-    for (p = cur; p < a->new_total; p++)
-        if (admin_partition_ops(a, p, parts[p].replicas, parts[p].nreplicas))
-            goto out;
     rc = sf_zk_multi(cl->zk, a->ops, a->nops, add_multi_cb, a);
     err = rc == SF_OK ? SF_OK : rc == SF_ERR_TOOLARGE ? SF_ERR_TOOLARGE : SF_ERR_IO;
 out:
@@ -643,7 +762,6 @@ static void add_issue(struct cl_admin *a) {
     a->outstanding = 1; /* guard while issuing */
     cl_path_topic(path, sizeof(path), a->topic);
     admin_read_issued(a, sf_zk_get(a->cl->zk, path, NULL, NULL, add_topic_cb, a));
-    admin_probe(a, P_PARTS_DIR, "/brokers/topics/%s/partitions", a->topic);
     admin_read_done(a);
 }
 

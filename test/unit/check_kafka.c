@@ -1,0 +1,1863 @@
+/* Unit tests for the Kafka request handlers (broker/kafka/) over a fake broker: no ZooKeeper,
+ * no sockets.
+ *
+ * This file defines the broker.h accessors and the server.h functions the handlers use (they
+ * link against broker/libsfbrokercore.la, which has neither broker.c nor server.c): a broker
+ * with a configuration read from properties, a metadata snapshot built from parts (broker 1
+ * alive with a PLAINTEXT endpoint and leading every partition), real logs in a temporary
+ * directory and a real purgatory on a real event_base, so long polls run with
+ * event_base_loop. sf_req_respond copies the response body (spliced log ranges included) and
+ * decodes it with the generated codec; send_msg() encodes a request with the generated encoder,
+ * frames it as the server does and dispatches it.
+ *
+ * core: every API version the dispatcher serves for ApiVersions, Produce, Fetch, ListOffsets,
+ *       Metadata, DescribeConfigs and DeleteRecords, legacy message formats both ways, topic
+ *       configs that change what is stored (LogAppendTime, compression.type), long polls.
+ * limits: unknown APIs and versions, bodies that do not decode, every refusal of a produce
+ *       (nothing stored), unknown topics, ids, partitions and offsets, wait expiry, size
+ *       limits of a fetch. */
+#include <check.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "broker.h"
+#include "brokercfg.h"
+#include "buf.h"
+#include "clock.h"
+#include "cluster.h"
+#include "compress.h"
+#include "crc32c.h"
+#include "dispatch.h"
+#include "err.h"
+#include "kmsg.h"
+#include "log.h"
+#include "logging.h"
+#include "msgset.h"
+#include "props.h"
+#include "proto.h"
+#include "purgatory.h"
+#include "recbatch.h"
+#include "server.h"
+#include "topiccfg.h"
+
+/* ---- the fake broker (broker.h) ---- */
+
+#define MAX_LOGS 8
+#define ENDPOINT "PLAINTEXT://127.0.0.1:9092"
+
+struct sf_broker {
+    struct event_base *base;
+    sf_brokercfg_t *cfg;
+    sf_cluster_snapshot_t *snap;
+    sf_purgatory_t *purgatory;
+    sf_topiccfg_ctx_t topiccfg;
+    sf_log_t *logs[MAX_LOGS];
+    int nlogs;
+    const char *endpoints[1];
+};
+
+static struct sf_broker fb;
+static char basedir[64]; /* made by main() and removed at the end, failed tests' logs too */
+static char tmpdir[96];  /* one test's log directory inside it */
+
+const sf_brokercfg_t *sf_broker_cfg(const sf_broker_t *b) {
+    return b->cfg;
+}
+
+sf_cluster_snapshot_t *sf_broker_snapshot(sf_broker_t *b) {
+    return b->snap;
+}
+
+/* Never registered in ZooKeeper: admin writes and auto-creation find no cluster. */
+sf_cluster_t *sf_broker_cluster(sf_broker_t *b) {
+    (void)b;
+    return NULL;
+}
+
+sf_log_t *sf_broker_log(sf_broker_t *b, const char *topic, int32_t partition) {
+    int i;
+    for (i = 0; i < b->nlogs; i++)
+        if (!strcmp(sf_log_topic(b->logs[i]), topic) && sf_log_partition(b->logs[i]) == partition)
+            return b->logs[i];
+    return NULL;
+}
+
+const char *const *sf_broker_endpoints(const sf_broker_t *b, size_t *n) {
+    *n = 1;
+    return b->endpoints;
+}
+
+/* As broker.c: "NAME://host:port", IPv6 hosts in brackets. */
+int sf_broker_endpoint_parse(const char *endpoint, const char *listener, char *host,
+                             size_t hostsize, int32_t *port) {
+    size_t n = strlen(listener);
+    const char *h, *colon;
+    if (strncmp(endpoint, listener, n) || strncmp(endpoint + n, "://", 3))
+        return -1;
+    h = endpoint + n + 3;
+    if (!(colon = strrchr(h, ':')))
+        return -1;
+    n = (size_t)(colon - h);
+    if (n && h[0] == '[' && h[n - 1] == ']') {
+        h++;
+        n -= 2;
+    }
+    if (n >= hostsize)
+        return -1;
+    memcpy(host, h, n);
+    host[n] = '\0';
+    *port = (int32_t)atoi(colon + 1);
+    return 0;
+}
+
+sf_purgatory_t *sf_broker_purgatory(sf_broker_t *b) {
+    return b->purgatory;
+}
+
+const sf_topiccfg_ctx_t *sf_broker_topiccfg(const sf_broker_t *b) {
+    return &b->topiccfg;
+}
+
+/* ---- the fake server (server.h): every request has its own connection and reply ---- */
+
+enum { R_PENDING, R_BODY, R_NONE, R_CLOSED };
+
+typedef struct reply reply_t;
+
+struct sf_conn {
+    reply_t *reply;
+};
+
+struct reply {
+    struct sf_conn conn;
+    int state;            /* R_* */
+    int16_t api, version; /* of the request */
+    uint8_t *body;        /* the response body, spliced ranges copied in */
+    size_t len;
+    sf_arena_t arena; /* the decoded response */
+    void *msg;
+    reply_t *next;
+};
+
+static reply_t *replies;
+static int32_t correlation;
+
+static void req_free(sf_req_t *req) {
+    sf_arena_reset(&req->arena);
+    free(req);
+}
+
+/* The response body in one buffer: the writer's bytes with every splice's file range read in
+ * its place; each slice's segment reference is released, as the server does. */
+static uint8_t *flatten(sf_wbuf_t *body, size_t *len) {
+    size_t total = sf_wbuf_total(body), pos = 0, out = 0, i;
+    uint8_t *p = malloc(total + 1);
+    ck_assert_ptr_nonnull(p);
+    for (i = 0; i < body->nsplices; i++) {
+        const sf_splice_t *sp = &body->splices[i];
+        sf_log_slice_t *sl = sp->ref;
+        ck_assert_uint_ge(sp->at, pos);
+        memcpy(p + out, body->p + pos, sp->at - pos);
+        out += sp->at - pos;
+        pos = sp->at;
+        ck_assert_uint_eq(sl->len, sp->len);
+        ck_assert_int_eq(sf_log_slice_copy(sl, p + out), SF_OK);
+        out += sp->len;
+        sf_log_slice_release(sl->seg);
+    }
+    memcpy(p + out, body->p + pos, body->len - pos);
+    out += body->len - pos;
+    ck_assert_uint_eq(out, total);
+    *len = out;
+    return p;
+}
+
+void sf_req_respond(sf_req_t *req, sf_wbuf_t *body) {
+    reply_t *r = req->conn->reply;
+    const sf_proto_spec_t *spec = sf_proto_spec_get(r->api);
+    sf_rbuf_t rb;
+    int16_t v = r->version;
+    int rc, err = body->err;
+    ck_assert_int_eq(r->state, R_PENDING);
+    r->body = flatten(body, &r->len);
+    sf_wbuf_free(body);
+    req_free(req);
+    if (err) {
+        /* The server closes the connection when a response did not encode. */
+        r->state = R_CLOSED;
+        return;
+    }
+    r->state = R_BODY;
+    /* ApiVersions answers a version it does not know with a v0 body (KIP-511). */
+    if (v > spec->MaxVersion)
+        v = 0;
+    sf_arena_init(&r->arena, 0);
+    r->msg = sf_arena_alloc(&r->arena, spec->ResponseSize);
+    ck_assert_ptr_nonnull(r->msg);
+    sf_rbuf_init(&rb, r->body, r->len);
+    rc = spec->ResponseDecode(&rb, v, &r->arena, r->msg);
+    ck_assert_msg(rc == SF_OK, "%s v%d response does not decode: %s", spec->Name, v,
+                  sf_err_str(rc));
+    ck_assert_msg(rb.pos == r->len, "%s v%d response: %zu of %zu bytes decoded", spec->Name, v,
+                  rb.pos, r->len);
+}
+
+void sf_req_respond_none(sf_req_t *req) {
+    reply_t *r = req->conn->reply;
+    ck_assert_int_eq(r->state, R_PENDING);
+    r->state = R_NONE;
+    req_free(req);
+}
+
+void sf_req_close(sf_req_t *req) {
+    reply_t *r = req->conn->reply;
+    ck_assert_int_eq(r->state, R_PENDING);
+    r->state = R_CLOSED;
+    req_free(req);
+}
+
+const char *sf_conn_peer(const sf_conn_t *conn) {
+    (void)conn;
+    return "127.0.0.1:40000";
+}
+
+int sf_conn_closed(const sf_conn_t *conn) {
+    (void)conn;
+    return 0;
+}
+
+const char *sf_conn_listener(const sf_conn_t *conn) {
+    (void)conn;
+    return "PLAINTEXT";
+}
+
+/* Frame @body (@len bytes) behind a request header as a client would, turn it into an
+ * sf_req_t as conn_dispatch does, and dispatch it. The reply may still be pending (parked). */
+static reply_t *send_raw(int16_t api, int16_t version, const void *body, size_t len) {
+    sf_proto_RequestHeader_t hdr;
+    reply_t *r = calloc(1, sizeof(*r));
+    sf_req_t *req;
+    sf_wbuf_t wb;
+
+    ck_assert_ptr_nonnull(r);
+    r->conn.reply = r;
+    r->api = api;
+    r->version = version;
+    r->next = replies;
+    replies = r;
+    hdr.RequestApiKey = api;
+    hdr.RequestApiVersion = version;
+    hdr.CorrelationId = ++correlation;
+    hdr.ClientId = sf_slice_cstr("check-kafka");
+    sf_wbuf_init(&wb);
+    ck_assert_int_eq(sf_proto_RequestHeader_encode(&wb, &hdr), SF_OK);
+    sf_wbuf_raw(&wb, body, len);
+    ck_assert_int_eq(wb.err, SF_OK);
+
+    req = malloc(sizeof(*req) + wb.len);
+    ck_assert_ptr_nonnull(req);
+    memset(req, 0, sizeof(*req));
+    req->frame = (uint8_t *)(req + 1);
+    req->frame_len = wb.len;
+    memcpy(req->frame, wb.p, wb.len);
+    sf_wbuf_free(&wb);
+    sf_rbuf_init(&req->body, req->frame, req->frame_len);
+    ck_assert_int_eq(sf_proto_RequestHeader_decode(&req->body, &req->hdr), SF_OK);
+    ck_assert_int_eq(req->hdr.CorrelationId, correlation);
+    sf_arena_init(&req->arena, SF_SERVER_ARENA_LIMIT(req->frame_len));
+    req->conn = &r->conn;
+    sf_kafka_dispatch(req, &fb);
+    return r;
+}
+
+/* The request struct @msg of API @api encoded at @version with the generated encoder. */
+static void encode_msg(int16_t api, int16_t version, const void *msg, sf_wbuf_t *wb) {
+    const sf_proto_spec_t *spec = sf_proto_spec_get(api);
+    int rc;
+    ck_assert_ptr_nonnull(spec);
+    sf_wbuf_init(wb);
+    rc = spec->RequestEncode(wb, version, msg);
+    ck_assert_msg(rc == SF_OK, "%s v%d request does not encode: %s", spec->Name, version,
+                  sf_err_str(rc));
+}
+
+static reply_t *send_msg(int16_t api, int16_t version, const void *msg) {
+    sf_wbuf_t wb;
+    reply_t *r;
+    encode_msg(api, version, msg, &wb);
+    r = send_raw(api, version, wb.p, wb.len);
+    sf_wbuf_free(&wb);
+    return r;
+}
+
+/* The decoded response of an answered request. */
+static void *body_of(const reply_t *r) {
+    ck_assert_msg(r->state == R_BODY, "%s v%d: no response (state %d)",
+                  sf_proto_api_name(r->api), r->version, r->state);
+    return r->msg;
+}
+
+/* ---- fixture: the broker's parts ---- */
+
+typedef struct topic_def {
+    const char *name;
+    int npartitions;
+    const char *config[2]; /* one override (name, value) or none */
+} topic_def_t;
+
+/* Sorted by name, as snapshot configs are. */
+static const topic_def_t topic_defs[] = {
+    {"compact", 1, {"cleanup.policy", "compact"}},
+    {"gz", 1, {"compression.type", "gzip"}},
+    {"lat", 1, {"message.timestamp.type", "LogAppendTime"}},
+    {"plain", 2, {NULL, NULL}},
+};
+#define NTOPICS ((int)(sizeof(topic_defs) / sizeof(topic_defs[0])))
+
+static void topic_id_of(int i, uint8_t id[16]) {
+    memset(id, 0, 16);
+    id[0] = 0x5f;
+    id[15] = (uint8_t)(i + 1);
+}
+
+static sf_cluster_snapshot_t *make_snapshot(void) {
+    sf_cluster_broker_t *br = calloc(1, sizeof(*br));
+    sf_cluster_topic_t *topics = calloc(NTOPICS, sizeof(*topics));
+    int i, p;
+    ck_assert_ptr_nonnull(br);
+    ck_assert_ptr_nonnull(topics);
+    br->id = 1;
+    br->host = strdup("127.0.0.1");
+    br->port = 9092;
+    br->endpoints = calloc(1, sizeof(char *));
+    br->endpoints[0] = strdup(ENDPOINT);
+    br->nendpoints = 1;
+    br->epoch = 10;
+    for (i = 0; i < NTOPICS; i++) {
+        const topic_def_t *d = &topic_defs[i];
+        sf_cluster_topic_t *t = &topics[i];
+        t->name = strdup(d->name);
+        topic_id_of(i, t->topic_id);
+        t->npartitions = d->npartitions;
+        t->partitions = calloc((size_t)d->npartitions, sizeof(*t->partitions));
+        ck_assert_ptr_nonnull(t->partitions);
+        for (p = 0; p < d->npartitions; p++) {
+            sf_cluster_partition_t *part = &t->partitions[p];
+            part->partition = p;
+            part->leader = 1;
+            part->leader_epoch = 0;
+            part->controller_epoch = 1;
+            part->replicas = malloc(sizeof(int32_t));
+            part->replicas[0] = 1;
+            part->nreplicas = 1;
+            part->isr = malloc(sizeof(int32_t));
+            part->isr[0] = 1;
+            part->nisr = 1;
+        }
+        if (d->config[0]) {
+            t->configs = calloc(1, sizeof(*t->configs));
+            t->configs[0].name = strdup(d->config[0]);
+            t->configs[0].value = strdup(d->config[1]);
+            t->nconfigs = 1;
+        }
+    }
+    return sf_cluster_snapshot_build_copy(strdup("check-kafka-cluster"), 1, 1, br, 1, topics,
+                                          NTOPICS);
+}
+
+static sf_brokercfg_t *make_cfg(void) {
+    char text[512], errstr[512];
+    sf_props_t *props = NULL;
+    sf_brokercfg_t *cfg = NULL;
+    int rc;
+    snprintf(text, sizeof(text),
+             "broker.id=1\nzookeeper.connect=127.0.0.1:2181\nlog.dirs=%s\n"
+             "log.retention.hours=100\nauto.create.topics.enable=true\n",
+             tmpdir);
+    rc = sf_props_parse(text, strlen(text), "check_kafka.conf", &props, errstr, sizeof(errstr));
+    ck_assert_msg(rc == SF_OK, "%s", errstr);
+    rc = sf_brokercfg_from_props(props, &cfg, errstr, sizeof(errstr));
+    sf_props_free(props);
+    ck_assert_msg(rc == SF_OK, "%s", errstr);
+    return cfg;
+}
+
+static void setup(void) {
+    int t, p;
+    snprintf(tmpdir, sizeof(tmpdir), "%s/test-XXXXXX", basedir);
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    memset(&fb, 0, sizeof(fb));
+    replies = NULL;
+    fb.cfg = make_cfg();
+    fb.topiccfg.cfg = fb.cfg;
+    fb.endpoints[0] = ENDPOINT;
+    ck_assert_ptr_nonnull(fb.base = event_base_new());
+    ck_assert_ptr_nonnull(fb.purgatory = sf_purgatory_new(fb.base));
+    ck_assert_ptr_nonnull(fb.snap = make_snapshot());
+    /* As broker.c does for every partition it holds: the log with its topic's settings. */
+    for (t = 0; t < NTOPICS; t++) {
+        const sf_cluster_topic_t *topic = sf_cluster_snapshot_topic(fb.snap, topic_defs[t].name);
+        sf_log_config_t lc;
+        ck_assert_ptr_nonnull(topic);
+        sf_topiccfg_log_config(&fb.topiccfg, topic, &lc);
+        for (p = 0; p < topic->npartitions; p++) {
+            sf_log_t *log;
+            ck_assert_int_lt(fb.nlogs, MAX_LOGS);
+            ck_assert_int_eq(sf_log_open(tmpdir, topic->name, p, &lc, 0, &log), SF_OK);
+            sf_log_set_leader_epoch(log, topic->partitions[p].leader_epoch);
+            fb.logs[fb.nlogs++] = log;
+        }
+    }
+}
+
+static int rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void teardown(void) {
+    int i;
+    /* Answers what is still parked, then the logs can go. */
+    sf_purgatory_free(fb.purgatory);
+    for (i = 0; i < fb.nlogs; i++)
+        sf_log_close(fb.logs[i]);
+    sf_cluster_snapshot_unref(fb.snap);
+    sf_brokercfg_free(fb.cfg);
+    event_base_free(fb.base);
+    while (replies) {
+        reply_t *r = replies;
+        replies = r->next;
+        free(r->body);
+        sf_arena_reset(&r->arena);
+        free(r);
+    }
+    nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static sf_log_t *log_of(const char *topic, int32_t partition) {
+    sf_log_t *log = sf_broker_log(&fb, topic, partition);
+    ck_assert_ptr_nonnull(log);
+    return log;
+}
+
+static sf_uuid_t uuid_of(const char *topic) {
+    const sf_cluster_topic_t *t = sf_cluster_snapshot_topic(fb.snap, topic);
+    sf_uuid_t id;
+    ck_assert_ptr_nonnull(t);
+    memcpy(id.b, t->topic_id, sizeof(id.b));
+    return id;
+}
+
+/* ---- records ---- */
+
+/* Append one v2 batch as a producer builds it: @n records "<tag>-k<i>" / "<tag>-v<i>" with
+ * timestamps @ts, Attributes @attrs (codec and flag bits; codecs 1-4 compress the records
+ * section), no producer id, BaseOffset 0, MaxTimestamp the largest of @ts. */
+static void put_batch(sf_wbuf_t *wb, int16_t attrs, const int64_t *ts, int n, const char *tag) {
+    sf_recbatch_record_t recs[16];
+    char keys[16][32], vals[16][32];
+    sf_recbatch_hdr_t h;
+    sf_wbuf_t sec, packed;
+    int codec = attrs & SF_RECBATCH_ATTR_COMPRESSION_MASK, i;
+    int64_t max = -1;
+
+    ck_assert_int_le(n, 16);
+    memset(recs, 0, sizeof(recs));
+    for (i = 0; i < n; i++) {
+        snprintf(keys[i], sizeof(keys[i]), "%s-k%d", tag, i);
+        snprintf(vals[i], sizeof(vals[i]), "%s-v%d", tag, i);
+        recs[i].timestamp = ts[i];
+        recs[i].key = sf_slice_cstr(keys[i]);
+        recs[i].value = sf_slice_cstr(vals[i]);
+        if (ts[i] > max)
+            max = ts[i];
+    }
+    sf_wbuf_init(&sec);
+    sf_wbuf_init(&packed);
+    ck_assert_int_eq(sf_recbatch_encode_records(&sec, ts[0], recs, n), SF_OK);
+    memset(&h, 0, sizeof(h));
+    h.PartitionLeaderEpoch = -1;
+    h.Magic = 2;
+    h.Attributes = attrs;
+    h.LastOffsetDelta = n - 1;
+    h.BaseTimestamp = ts[0];
+    h.MaxTimestamp = max;
+    h.ProducerId = -1;
+    h.ProducerEpoch = -1;
+    h.BaseSequence = -1;
+    h.RecordCount = n;
+    if (codec >= SF_COMPRESS_GZIP && codec <= SF_COMPRESS_ZSTD) {
+        ck_assert_int_eq(sf_compress((sf_compress_codec_t)codec, -1, sec.p, sec.len, &packed),
+                         SF_OK);
+        ck_assert_int_eq(sf_recbatch_build_raw(wb, &h, packed.p, packed.len), SF_OK);
+    } else {
+        ck_assert_int_eq(sf_recbatch_build_raw(wb, &h, sec.p, sec.len), SF_OK);
+    }
+    sf_wbuf_free(&sec);
+    sf_wbuf_free(&packed);
+}
+
+/* A batch of @n records with timestamps 1000, 2000, ... */
+static void put_simple(sf_wbuf_t *wb, int16_t attrs, int n, const char *tag) {
+    int64_t ts[16];
+    int i;
+    for (i = 0; i < n; i++)
+        ts[i] = 1000 * (i + 1);
+    put_batch(wb, attrs, ts, n, tag);
+}
+
+/* Recompute the CRC of the batch at @p after a change to the bytes it covers. */
+static void reseal(uint8_t *p, size_t size) {
+    sf_store_be32(p + SF_RECBATCH_OFF_CRC,
+                  sf_crc32c(0, p + SF_RECBATCH_OFF_ATTRIBUTES, size - SF_RECBATCH_OFF_ATTRIBUTES));
+}
+
+/* CRC-32 (IEEE, reflected), as legacy messages carry it. */
+static uint32_t crc32_ieee(const uint8_t *p, size_t n) {
+    uint32_t c = 0xffffffffu;
+    size_t i;
+    int k;
+    for (i = 0; i < n; i++) {
+        c ^= p[i];
+        for (k = 0; k < 8; k++)
+            c = c & 1 ? (c >> 1) ^ 0xedb88320u : c >> 1;
+    }
+    return c ^ 0xffffffffu;
+}
+
+/* Append one uncompressed legacy message (magic 0 or 1) to a message set. */
+static void put_message(sf_wbuf_t *wb, int magic, int64_t offset, int64_t ts, const char *key,
+                        const char *value) {
+    size_t size_at, crc_at;
+    sf_wbuf_i64(wb, offset);                /* Offset */
+    size_at = sf_wbuf_mark_i32(wb);         /* MessageSize, patched */
+    crc_at = sf_wbuf_mark_i32(wb);          /* Crc, patched */
+    sf_wbuf_i8(wb, (int8_t)magic);          /* Magic */
+    sf_wbuf_i8(wb, 0);                      /* Attributes: no codec, CreateTime */
+    if (magic == 1)
+        sf_wbuf_i64(wb, ts);                /* Timestamp */
+    sf_wbuf_bytes(wb, sf_slice_cstr(key));  /* Key */
+    sf_wbuf_bytes(wb, sf_slice_cstr(value)); /* Value */
+    ck_assert_int_eq(wb->err, SF_OK);
+    sf_wbuf_patch_i32(wb, size_at, (int32_t)(wb->len - size_at - 4));
+    sf_wbuf_patch_i32(wb, crc_at, (int32_t)crc32_ieee(wb->p + crc_at + 4, wb->len - crc_at - 4));
+}
+
+/* What a fetch returned, record by record. */
+typedef struct got_rec {
+    int64_t offset, timestamp;
+    char key[32], value[32];
+} got_rec_t;
+
+typedef struct got {
+    int nrecs, nbatches;
+    got_rec_t recs[64];
+    sf_recbatch_hdr_t hdrs[16]; /* of each batch (v2) */
+} got_t;
+
+static void copy_slice(char *dst, size_t size, sf_slice_t s) {
+    size_t n = s.len > 0 ? (size_t)s.len : 0;
+    ck_assert_uint_lt(n, size);
+    memcpy(dst, s.p, n);
+    dst[n] = '\0';
+}
+
+/* Parse the record batches of a fetched partition (each CRC checked, compressed ones
+ * decompressed). */
+static void got_batches(sf_slice_t records, got_t *g) {
+    const uint8_t *p = records.p;
+    size_t len = records.len > 0 ? (size_t)records.len : 0, pos = 0;
+    memset(g, 0, sizeof(*g));
+    while (pos < len) {
+        sf_recbatch_hdr_t h;
+        sf_recbatch_iter_t it;
+        sf_recbatch_record_t rec;
+        sf_wbuf_t plain;
+        size_t size;
+        int codec, rc;
+        ck_assert_int_eq(sf_recbatch_header_parse(p + pos, len - pos, &h, &size), SF_OK);
+        ck_assert_int_eq(sf_recbatch_validate(p + pos, size, &h), SF_OK);
+        codec = h.Attributes & SF_RECBATCH_ATTR_COMPRESSION_MASK;
+        sf_wbuf_init(&plain);
+        if (codec) {
+            ck_assert_int_eq(sf_decompress((sf_compress_codec_t)codec,
+                                           p + pos + SF_RECBATCH_HEADER_SIZE,
+                                           size - SF_RECBATCH_HEADER_SIZE, 1 << 20, &plain),
+                             SF_OK);
+            sf_recbatch_iter_init_records(&it, &h, plain.p, plain.len);
+        } else {
+            ck_assert_int_eq(sf_recbatch_iter_init(&it, p + pos, size), SF_OK);
+        }
+        while ((rc = sf_recbatch_iter_next(&it, &rec)) == SF_OK) {
+            got_rec_t *gr = &g->recs[g->nrecs++];
+            ck_assert_int_le(g->nrecs, 64);
+            gr->offset = rec.offset;
+            gr->timestamp = rec.timestamp;
+            copy_slice(gr->key, sizeof(gr->key), rec.key);
+            copy_slice(gr->value, sizeof(gr->value), rec.value);
+        }
+        ck_assert_int_eq(rc, SF_ERR_NOTFOUND);
+        sf_wbuf_free(&plain);
+        ck_assert_int_lt(g->nbatches, 16);
+        g->hdrs[g->nbatches++] = h;
+        pos += size;
+    }
+}
+
+/* Parse a fetched legacy message set: every message of @magic, CRC checked, uncompressed. */
+static void got_messages(sf_slice_t records, int magic, got_t *g) {
+    const uint8_t *p = records.p;
+    size_t len = records.len > 0 ? (size_t)records.len : 0, pos = 0;
+    memset(g, 0, sizeof(*g));
+    while (pos < len) {
+        got_rec_t *gr = &g->recs[g->nrecs++];
+        const uint8_t *msg;
+        sf_rbuf_t rb;
+        uint32_t size;
+        ck_assert_int_le(g->nrecs, 64);
+        ck_assert_uint_ge(len - pos, SF_MSGSET_LOG_OVERHEAD);
+        gr->offset = (int64_t)sf_load_be64(p + pos);
+        size = sf_load_be32(p + pos + 8);
+        ck_assert_uint_le(size, len - pos - SF_MSGSET_LOG_OVERHEAD);
+        ck_assert_uint_ge(size, SF_MSGSET_MIN_MESSAGE_V0);
+        msg = p + pos + SF_MSGSET_LOG_OVERHEAD;
+        sf_rbuf_init(&rb, msg, size);
+        ck_assert_uint_eq(sf_rbuf_u32(&rb), crc32_ieee(msg + 4, size - 4));
+        ck_assert_int_eq(sf_rbuf_i8(&rb), magic);
+        ck_assert_int_eq(sf_rbuf_i8(&rb) & 0x07, 0);
+        gr->timestamp = magic == 1 ? sf_rbuf_i64(&rb) : -1;
+        copy_slice(gr->key, sizeof(gr->key), sf_rbuf_bytes(&rb, 1));
+        copy_slice(gr->value, sizeof(gr->value), sf_rbuf_bytes(&rb, 1));
+        ck_assert_int_eq(rb.err, SF_OK);
+        ck_assert_uint_eq(sf_rbuf_remaining(&rb), 0);
+        pos += SF_MSGSET_LOG_OVERHEAD + size;
+    }
+}
+
+/* ---- requests ---- */
+
+/* Produce @len bytes of records to one partition. */
+static reply_t *produce(int16_t v, const char *topic, int32_t partition, const void *records,
+                        size_t len, int16_t acks) {
+    sf_proto_ProduceRequest_t req;
+    sf_proto_ProduceRequest_TopicProduceData_t td;
+    sf_proto_ProduceRequest_PartitionProduceData_t pd;
+    sf_proto_ProduceRequest_init(&req);
+    sf_proto_ProduceRequest_TopicProduceData_init(&td);
+    sf_proto_ProduceRequest_PartitionProduceData_init(&pd);
+    req.TransactionalId = sf_slice_cstr(NULL);
+    req.Acks = acks;
+    req.TimeoutMs = 1000;
+    req.TopicDataCount = 1;
+    req.TopicData = &td;
+    td.Name = sf_slice_cstr(topic);
+    td.PartitionDataCount = 1;
+    td.PartitionData = &pd;
+    pd.Index = partition;
+    pd.Records.p = records;
+    pd.Records.len = (int32_t)len;
+    return send_msg(SF_PROTO_API_Produce, v, &req);
+}
+
+/* The one partition of a produce response. */
+static sf_proto_ProduceResponse_PartitionProduceResponse_t *produced(const reply_t *r) {
+    sf_proto_ProduceResponse_t *resp = body_of(r);
+    ck_assert_int_eq(resp->ResponsesCount, 1);
+    ck_assert_int_eq(resp->Responses[0].PartitionResponsesCount, 1);
+    return &resp->Responses[0].PartitionResponses[0];
+}
+
+/* Produce and expect success; returns the base offset. */
+static int64_t produce_ok(int16_t v, const char *topic, int32_t partition, const sf_wbuf_t *wb) {
+    reply_t *r = produce(v, topic, partition, wb->p, wb->len, 1);
+    sf_proto_ProduceResponse_PartitionProduceResponse_t *rp = produced(r);
+    ck_assert_msg(rp->ErrorCode == 0, "Produce v%d to %s-%d: error %d", v, topic, partition,
+                  rp->ErrorCode);
+    return rp->BaseOffset;
+}
+
+/* Fetch one partition from @offset. From v13 the topic goes by @id, or by the id the snapshot
+ * gives @topic when @id is NULL. */
+static reply_t *fetch_id(int16_t v, const char *topic, const sf_uuid_t *id, int32_t partition,
+                         int64_t offset, int32_t max_wait, int32_t min_bytes,
+                         int32_t partition_max) {
+    sf_proto_FetchRequest_t req;
+    sf_proto_FetchRequest_FetchTopic_t ft;
+    sf_proto_FetchRequest_FetchPartition_t fp;
+    sf_proto_FetchRequest_init(&req);
+    sf_proto_FetchRequest_FetchTopic_init(&ft);
+    sf_proto_FetchRequest_FetchPartition_init(&fp);
+    req.MaxWaitMs = max_wait;
+    req.MinBytes = min_bytes;
+    req.MaxBytes = 1 << 20;
+    req.TopicsCount = 1;
+    req.Topics = &ft;
+    ft.Topic = sf_slice_cstr(topic);
+    if (v >= 13)
+        ft.TopicId = id ? *id : uuid_of(topic);
+    ft.PartitionsCount = 1;
+    ft.Partitions = &fp;
+    fp.Partition = partition;
+    fp.FetchOffset = offset;
+    fp.PartitionMaxBytes = partition_max;
+    return send_msg(SF_PROTO_API_Fetch, v, &req);
+}
+
+static reply_t *fetch(int16_t v, const char *topic, int32_t partition, int64_t offset) {
+    return fetch_id(v, topic, NULL, partition, offset, 0, 1, 1 << 20);
+}
+
+static sf_proto_FetchResponse_PartitionData_t *fetched(const reply_t *r) {
+    sf_proto_FetchResponse_t *resp = body_of(r);
+    if (r->version >= 7)
+        ck_assert_int_eq(resp->ErrorCode, 0);
+    ck_assert_int_eq(resp->ResponsesCount, 1);
+    ck_assert_int_eq(resp->Responses[0].PartitionsCount, 1);
+    return &resp->Responses[0].Partitions[0];
+}
+
+/* Fetch and parse what comes back in the version's message format. */
+static sf_proto_FetchResponse_PartitionData_t *fetch_got(int16_t v, const char *topic,
+                                                         int32_t partition, int64_t offset,
+                                                         got_t *g) {
+    sf_proto_FetchResponse_PartitionData_t *rp = fetched(fetch(v, topic, partition, offset));
+    ck_assert_msg(rp->ErrorCode == 0, "Fetch v%d %s-%d: error %d", v, topic, partition,
+                  rp->ErrorCode);
+    if (v < 4)
+        got_messages(rp->Records, v < 2 ? 0 : 1, g);
+    else
+        got_batches(rp->Records, g);
+    return rp;
+}
+
+static reply_t *list_offsets(int16_t v, const char *topic, int32_t partition, int64_t ts) {
+    sf_proto_ListOffsetsRequest_t req;
+    sf_proto_ListOffsetsRequest_ListOffsetsTopic_t lt;
+    sf_proto_ListOffsetsRequest_ListOffsetsPartition_t lp;
+    sf_proto_ListOffsetsRequest_init(&req);
+    sf_proto_ListOffsetsRequest_ListOffsetsTopic_init(&lt);
+    sf_proto_ListOffsetsRequest_ListOffsetsPartition_init(&lp);
+    req.ReplicaId = -1;
+    req.TopicsCount = 1;
+    req.Topics = &lt;
+    req.TimeoutMs = 1000;
+    lt.Name = sf_slice_cstr(topic);
+    lt.PartitionsCount = 1;
+    lt.Partitions = &lp;
+    lp.PartitionIndex = partition;
+    lp.Timestamp = ts;
+    lp.MaxNumOffsets = 1;
+    return send_msg(SF_PROTO_API_ListOffsets, v, &req);
+}
+
+static sf_proto_ListOffsetsResponse_ListOffsetsPartitionResponse_t *
+listed(int16_t v, const char *topic, int32_t partition, int64_t ts) {
+    sf_proto_ListOffsetsResponse_t *resp = body_of(list_offsets(v, topic, partition, ts));
+    ck_assert_int_eq(resp->TopicsCount, 1);
+    ck_assert_int_eq(resp->Topics[0].PartitionsCount, 1);
+    return &resp->Topics[0].Partitions[0];
+}
+
+/* Metadata for @n topics by name (@n -1: a null array). */
+static sf_proto_MetadataResponse_t *metadata(int16_t v, const char *const *names, int n,
+                                             bool allow_auto_create) {
+    sf_proto_MetadataRequest_t req;
+    sf_proto_MetadataRequest_MetadataRequestTopic_t topics[4];
+    int i;
+    sf_proto_MetadataRequest_init(&req);
+    ck_assert_int_le(n, 4);
+    for (i = 0; i < n; i++) {
+        sf_proto_MetadataRequest_MetadataRequestTopic_init(&topics[i]);
+        topics[i].Name = sf_slice_cstr(names[i]);
+    }
+    req.TopicsCount = n;
+    req.Topics = n >= 0 ? topics : NULL;
+    req.AllowAutoTopicCreation = allow_auto_create;
+    return body_of(send_msg(SF_PROTO_API_Metadata, v, &req));
+}
+
+static sf_proto_DescribeConfigsResponse_DescribeConfigsResult_t *
+describe_topic(int16_t v, const char *topic, bool synonyms) {
+    sf_proto_DescribeConfigsRequest_t req;
+    sf_proto_DescribeConfigsRequest_DescribeConfigsResource_t res;
+    sf_proto_DescribeConfigsResponse_t *resp;
+    sf_proto_DescribeConfigsRequest_init(&req);
+    sf_proto_DescribeConfigsRequest_DescribeConfigsResource_init(&res);
+    res.ResourceType = 2; /* TOPIC */
+    res.ResourceName = sf_slice_cstr(topic);
+    res.ConfigurationKeysCount = -1;
+    res.ConfigurationKeys = NULL;
+    req.ResourcesCount = 1;
+    req.Resources = &res;
+    req.IncludeSynonyms = synonyms;
+    resp = body_of(send_msg(SF_PROTO_API_DescribeConfigs, v, &req));
+    ck_assert_int_eq(resp->ResultsCount, 1);
+    return &resp->Results[0];
+}
+
+static const sf_proto_DescribeConfigsResponse_DescribeConfigsResourceResult_t *
+config_entry(const sf_proto_DescribeConfigsResponse_DescribeConfigsResult_t *rr,
+             const char *name) {
+    int i;
+    for (i = 0; i < rr->ConfigsCount; i++)
+        if (sf_slice_eq(rr->Configs[i].Name, name))
+            return &rr->Configs[i];
+    ck_abort_msg("config %s not described", name);
+    return NULL;
+}
+
+static sf_proto_DeleteRecordsResponse_DeleteRecordsPartitionResult_t *
+delete_records(int16_t v, const char *topic, int32_t partition, int64_t offset) {
+    sf_proto_DeleteRecordsRequest_t req;
+    sf_proto_DeleteRecordsRequest_DeleteRecordsTopic_t dt;
+    sf_proto_DeleteRecordsRequest_DeleteRecordsPartition_t dp;
+    sf_proto_DeleteRecordsResponse_t *resp;
+    sf_proto_DeleteRecordsRequest_init(&req);
+    sf_proto_DeleteRecordsRequest_DeleteRecordsTopic_init(&dt);
+    sf_proto_DeleteRecordsRequest_DeleteRecordsPartition_init(&dp);
+    req.TopicsCount = 1;
+    req.Topics = &dt;
+    req.TimeoutMs = 1000;
+    dt.Name = sf_slice_cstr(topic);
+    dt.PartitionsCount = 1;
+    dt.Partitions = &dp;
+    dp.PartitionIndex = partition;
+    dp.Offset = offset;
+    resp = body_of(send_msg(SF_PROTO_API_DeleteRecords, v, &req));
+    ck_assert_int_eq(resp->TopicsCount, 1);
+    ck_assert_int_eq(resp->Topics[0].PartitionsCount, 1);
+    return &resp->Topics[0].Partitions[0];
+}
+
+/* ---- ApiVersions and dispatch ---- */
+
+START_TEST(test_api_versions) {
+    size_t n, i;
+    const sf_kapi_t *apis = sf_kapi_all(&n);
+    int16_t v;
+    ck_assert_uint_gt(n, 10);
+    for (v = 0; v <= 4; v++) {
+        sf_proto_ApiVersionsRequest_t req;
+        sf_proto_ApiVersionsResponse_t *resp;
+        sf_proto_ApiVersionsRequest_init(&req);
+        req.ClientSoftwareName = sf_slice_cstr("check-kafka");
+        req.ClientSoftwareVersion = sf_slice_cstr("1.0");
+        resp = body_of(send_msg(SF_PROTO_API_ApiVersions, v, &req));
+        ck_assert_int_eq(resp->ErrorCode, 0);
+        ck_assert_int_eq(resp->ApiKeysCount, (int32_t)n);
+        for (i = 0; i < n; i++) {
+            ck_assert_int_eq(resp->ApiKeys[i].ApiKey, apis[i].key);
+            ck_assert_int_eq(resp->ApiKeys[i].MinVersion, apis[i].min);
+            ck_assert_int_eq(resp->ApiKeys[i].MaxVersion, apis[i].max);
+        }
+        /* The ranges Kafka 3.9 accepts for the APIs tested below (DESIGN.md section 2). */
+        ck_assert_int_eq(resp->ApiKeys[0].ApiKey, SF_PROTO_API_Produce);
+        ck_assert_int_eq(resp->ApiKeys[0].MaxVersion, 11);
+        ck_assert_int_eq(resp->ApiKeys[1].ApiKey, SF_PROTO_API_Fetch);
+        ck_assert_int_eq(resp->ApiKeys[1].MaxVersion, 17);
+    }
+}
+END_TEST
+
+START_TEST(test_api_versions_unknown_version) {
+    /* KIP-511: a version above the max gets the v0 error body with ApiVersions' own range. */
+    reply_t *r = send_raw(SF_PROTO_API_ApiVersions, 99, "", 0);
+    sf_proto_ApiVersionsResponse_t *resp = body_of(r);
+    ck_assert_int_eq(resp->ErrorCode, SF_KERR_UNSUPPORTED_VERSION);
+    ck_assert_int_eq(resp->ApiKeysCount, 1);
+    ck_assert_int_eq(resp->ApiKeys[0].ApiKey, SF_PROTO_API_ApiVersions);
+    ck_assert_int_eq(resp->ApiKeys[0].MinVersion, 0);
+    ck_assert_int_eq(resp->ApiKeys[0].MaxVersion, 4);
+}
+END_TEST
+
+START_TEST(test_api_versions_bad_client_software) {
+    /* v3 with a ClientSoftwareName claiming 100 bytes that are not there: INVALID_REQUEST. */
+    static const uint8_t body[] = {101, 'x'};
+    sf_proto_ApiVersionsResponse_t *resp =
+        body_of(send_raw(SF_PROTO_API_ApiVersions, 3, body, sizeof(body)));
+    ck_assert_int_eq(resp->ErrorCode, SF_KERR_INVALID_REQUEST);
+}
+END_TEST
+
+START_TEST(test_dispatch_closes) {
+    sf_proto_MetadataRequest_t mreq;
+    sf_proto_MetadataRequest_MetadataRequestTopic_t mt;
+    sf_wbuf_t wb, batch;
+    sf_proto_ProduceRequest_t preq;
+    sf_proto_ProduceRequest_TopicProduceData_t td;
+    sf_proto_ProduceRequest_PartitionProduceData_t pd;
+    size_t cut;
+
+    /* An API key nobody knows, one the codec knows but the broker does not serve, a version
+     * above the max and a negative one. */
+    ck_assert_int_eq(send_raw(1000, 0, "", 0)->state, R_CLOSED);
+    ck_assert_int_eq(send_raw(SF_PROTO_API_OffsetCommit, 2, "", 0)->state, R_CLOSED);
+    ck_assert_int_eq(send_raw(SF_PROTO_API_Produce, 12, "", 0)->state, R_CLOSED);
+    ck_assert_int_eq(send_raw(SF_PROTO_API_Metadata, 13, "", 0)->state, R_CLOSED);
+    ck_assert_int_eq(send_raw(SF_PROTO_API_Fetch, -1, "", 0)->state, R_CLOSED);
+
+    /* Bodies that do not decode: empty, and every strict prefix of a good Metadata v1. */
+    ck_assert_int_eq(send_raw(SF_PROTO_API_Produce, 3, "", 0)->state, R_CLOSED);
+    sf_proto_MetadataRequest_init(&mreq);
+    sf_proto_MetadataRequest_MetadataRequestTopic_init(&mt);
+    mt.Name = sf_slice_cstr("plain");
+    mreq.TopicsCount = 1;
+    mreq.Topics = &mt;
+    encode_msg(SF_PROTO_API_Metadata, 1, &mreq, &wb);
+    ck_assert_int_eq(send_raw(SF_PROTO_API_Metadata, 1, wb.p, wb.len)->state, R_BODY);
+    for (cut = 0; cut < wb.len; cut++)
+        ck_assert_msg(send_raw(SF_PROTO_API_Metadata, 1, wb.p, cut)->state == R_CLOSED,
+                      "Metadata v1 cut to %zu bytes answered", cut);
+    sf_wbuf_free(&wb);
+
+    /* A produce cut short stores nothing. */
+    sf_wbuf_init(&batch);
+    put_simple(&batch, 0, 2, "cut");
+    sf_proto_ProduceRequest_init(&preq);
+    sf_proto_ProduceRequest_TopicProduceData_init(&td);
+    sf_proto_ProduceRequest_PartitionProduceData_init(&pd);
+    preq.Acks = 1;
+    preq.TopicDataCount = 1;
+    preq.TopicData = &td;
+    td.Name = sf_slice_cstr("plain");
+    td.PartitionDataCount = 1;
+    td.PartitionData = &pd;
+    pd.Records.p = batch.p;
+    pd.Records.len = (int32_t)batch.len;
+    encode_msg(SF_PROTO_API_Produce, 9, &preq, &wb);
+    ck_assert_int_eq(send_raw(SF_PROTO_API_Produce, 9, wb.p, wb.len - 2)->state, R_CLOSED);
+    ck_assert_int_eq(sf_log_end_offset(log_of("plain", 0)), 0);
+    sf_wbuf_free(&wb);
+    sf_wbuf_free(&batch);
+}
+END_TEST
+
+/* ---- Produce ---- */
+
+START_TEST(test_produce_every_version) {
+    sf_log_t *log = log_of("plain", 0);
+    int64_t next = 0;
+    int16_t v;
+    got_t g;
+    for (v = 3; v <= 11; v++) {
+        sf_proto_ProduceResponse_PartitionProduceResponse_t *rp;
+        sf_wbuf_t wb;
+        char tag[8];
+        snprintf(tag, sizeof(tag), "p%d", v);
+        sf_wbuf_init(&wb);
+        put_simple(&wb, 0, 3, tag);
+        rp = produced(produce(v, "plain", 0, wb.p, wb.len, v % 2 ? -1 : 1));
+        ck_assert_msg(rp->ErrorCode == 0, "Produce v%d: error %d", v, rp->ErrorCode);
+        ck_assert_int_eq(rp->Index, 0);
+        ck_assert_int_eq(rp->BaseOffset, next);
+        ck_assert_int_eq(rp->LogAppendTimeMs, -1);
+        ck_assert_int_eq(rp->LogStartOffset, v >= 5 ? 0 : -1);
+        if (v >= 8) {
+            ck_assert_int_eq(rp->RecordErrorsCount, 0);
+            ck_assert_int_lt(rp->ErrorMessage.len, 0);
+        }
+        next += 3;
+        ck_assert_int_eq(sf_log_end_offset(log), next);
+        sf_wbuf_free(&wb);
+    }
+    /* What was stored reads back in order, each produce one batch. */
+    fetch_got(11, "plain", 0, 0, &g);
+    ck_assert_int_eq(g.nbatches, 9);
+    ck_assert_int_eq(g.nrecs, 27);
+    ck_assert_str_eq(g.recs[0].key, "p3-k0");
+    ck_assert_str_eq(g.recs[26].value, "p11-v2");
+    ck_assert_int_eq(g.recs[26].offset, 26);
+    ck_assert_int_eq(g.recs[4].timestamp, 2000);
+}
+END_TEST
+
+START_TEST(test_produce_acks_zero) {
+    sf_wbuf_t wb;
+    sf_wbuf_init(&wb);
+    put_simple(&wb, 0, 2, "a0");
+    ck_assert_int_eq(produce(7, "plain", 0, wb.p, wb.len, 0)->state, R_NONE);
+    ck_assert_int_eq(sf_log_end_offset(log_of("plain", 0)), 2);
+    /* A refusal has no answer to go in: Kafka closes the connection instead. */
+    ck_assert_int_eq(produce(7, "nosuch", 0, wb.p, wb.len, 0)->state, R_CLOSED);
+    wb.p[wb.len - 1] ^= 1;
+    ck_assert_int_eq(produce(7, "plain", 0, wb.p, wb.len, 0)->state, R_CLOSED);
+    ck_assert_int_eq(sf_log_end_offset(log_of("plain", 0)), 2);
+    sf_wbuf_free(&wb);
+}
+END_TEST
+
+/* Produce v0 with magic 0 and v2 with magic 1: stored, read back by Fetch v0 and v2 in those
+ * formats and by Fetch v4+ as record batches. */
+START_TEST(test_produce_legacy_formats) {
+    sf_proto_ProduceResponse_PartitionProduceResponse_t *rp;
+    sf_wbuf_t m0, m1;
+    int16_t v;
+    got_t g;
+    int i;
+
+    sf_wbuf_init(&m0);
+    put_message(&m0, 0, 0, -1, "k0", "v0");
+    put_message(&m0, 0, 1, -1, "k1", "v1");
+    sf_wbuf_init(&m1);
+    put_message(&m1, 1, 0, 1000, "k2", "v2");
+    put_message(&m1, 1, 1, 2000, "k3", "v3");
+    rp = produced(produce(0, "plain", 1, m0.p, m0.len, 1));
+    ck_assert_int_eq(rp->ErrorCode, 0);
+    ck_assert_int_eq(rp->BaseOffset, 0);
+    rp = produced(produce(2, "plain", 1, m1.p, m1.len, -1));
+    ck_assert_int_eq(rp->ErrorCode, 0);
+    ck_assert_int_eq(rp->BaseOffset, 2);
+    ck_assert_int_eq(rp->LogAppendTimeMs, -1);
+    ck_assert_int_eq(sf_log_end_offset(log_of("plain", 1)), 4);
+
+    /* Fetch v0/v1: magic 0, no timestamps; v2/v3: magic 1 with them. */
+    for (v = 0; v <= 3; v++) {
+        fetch_got(v, "plain", 1, 0, &g);
+        ck_assert_int_eq(g.nrecs, 4);
+        for (i = 0; i < 4; i++) {
+            char key[8];
+            snprintf(key, sizeof(key), "k%d", i);
+            ck_assert_int_eq(g.recs[i].offset, i);
+            ck_assert_str_eq(g.recs[i].key, key);
+        }
+        ck_assert_str_eq(g.recs[3].value, "v3");
+        ck_assert_int_eq(g.recs[0].timestamp, -1);
+        ck_assert_int_eq(g.recs[2].timestamp, v >= 2 ? 1000 : -1);
+        ck_assert_int_eq(g.recs[3].timestamp, v >= 2 ? 2000 : -1);
+    }
+    /* From a later offset: only the messages from there. */
+    fetch_got(2, "plain", 1, 2, &g);
+    ck_assert_int_eq(g.nrecs, 2);
+    ck_assert_int_eq(g.recs[0].offset, 2);
+    /* Fetch v4+: the stored v2 batches, one per produce. */
+    for (v = 4; v <= 12; v += 4) {
+        fetch_got(v, "plain", 1, 0, &g);
+        ck_assert_int_eq(g.nbatches, 2);
+        ck_assert_int_eq(g.nrecs, 4);
+        ck_assert_int_eq(g.hdrs[0].Magic, 2);
+        ck_assert_int_eq(g.hdrs[1].BaseOffset, 2);
+        ck_assert_int_eq(g.hdrs[1].MaxTimestamp, 2000);
+        ck_assert_str_eq(g.recs[1].value, "v1");
+        ck_assert_int_eq(g.recs[0].timestamp, -1);
+        ck_assert_int_eq(g.recs[2].timestamp, 1000);
+        ck_assert_int_eq(g.recs[3].timestamp, 2000);
+    }
+    sf_wbuf_free(&m0);
+    sf_wbuf_free(&m1);
+}
+END_TEST
+
+/* Produce @len bytes at @v to plain-0 (or @topic) and expect @kerr with nothing stored. */
+static void refused(int16_t v, const char *topic, int32_t partition, const void *p, size_t len,
+                    int16_t acks, sf_kerr_t kerr, const char *what) {
+    sf_log_t *log = log_of("plain", 0);
+    int64_t leo = sf_log_end_offset(log), size = sf_log_size_bytes(log);
+    sf_proto_ProduceResponse_PartitionProduceResponse_t *rp =
+        produced(produce(v, topic, partition, p, len, acks));
+    ck_assert_msg(rp->ErrorCode == kerr, "%s: error %d, expected %d", what, rp->ErrorCode, kerr);
+    ck_assert_int_eq(rp->BaseOffset, -1);
+    ck_assert_int_eq(sf_log_end_offset(log), leo);
+    ck_assert_int_eq(sf_log_size_bytes(log), size);
+}
+
+START_TEST(test_produce_refusals) {
+    sf_wbuf_t wb;
+    int64_t ts[2] = {1000, 2000};
+    static const char garbage[] = "this is not a gzip stream at all";
+    sf_recbatch_hdr_t h;
+
+    /* One good batch first, so "nothing stored" is checked against a non-empty log. */
+    sf_wbuf_init(&wb);
+    put_simple(&wb, 0, 1, "good");
+    ck_assert_int_eq(produce_ok(8, "plain", 0, &wb), 0);
+
+    sf_wbuf_reset(&wb);
+    put_batch(&wb, SF_RECBATCH_ATTR_CONTROL, ts, 2, "ctl");
+    refused(8, "plain", 0, wb.p, wb.len, 1, SF_KERR_INVALID_RECORD, "control batch");
+
+    sf_wbuf_reset(&wb);
+    put_batch(&wb, SF_RECBATCH_ATTR_TRANSACTIONAL, ts, 2, "txn");
+    refused(8, "plain", 0, wb.p, wb.len, 1, SF_KERR_INVALID_RECORD, "transactional, no pid");
+
+    sf_wbuf_reset(&wb);
+    put_batch(&wb, 5, ts, 2, "c5");
+    refused(8, "plain", 0, wb.p, wb.len, 1, SF_KERR_UNSUPPORTED_COMPRESSION_TYPE, "codec 5");
+    sf_wbuf_reset(&wb);
+    put_batch(&wb, 7, ts, 2, "c7");
+    refused(8, "plain", 0, wb.p, wb.len, 1, SF_KERR_UNSUPPORTED_COMPRESSION_TYPE, "codec 7");
+
+    /* zstd needs Produce v7 (KIP-110). */
+    sf_wbuf_reset(&wb);
+    put_batch(&wb, SF_COMPRESS_ZSTD, ts, 2, "zs");
+    refused(6, "plain", 0, wb.p, wb.len, 1, SF_KERR_UNSUPPORTED_COMPRESSION_TYPE, "zstd at v6");
+
+    /* RecordCount larger than the records: see test_produce_invalid_record. */
+
+    /* A byte of a value changed under the CRC. */
+    sf_wbuf_reset(&wb);
+    put_batch(&wb, 0, ts, 2, "crc");
+    wb.p[wb.len - 2] ^= 0x20;
+    refused(8, "plain", 0, wb.p, wb.len, 1, SF_KERR_CORRUPT_MESSAGE, "bad CRC");
+
+    /* The gzip flag over bytes that are not gzip (CRC right). */
+    sf_wbuf_reset(&wb);
+    memset(&h, 0, sizeof(h));
+    h.PartitionLeaderEpoch = -1;
+    h.Attributes = SF_COMPRESS_GZIP;
+    h.LastOffsetDelta = 1;
+    h.BaseTimestamp = 1000;
+    h.MaxTimestamp = 2000;
+    h.ProducerId = -1;
+    h.ProducerEpoch = -1;
+    h.BaseSequence = -1;
+    h.RecordCount = 2;
+    ck_assert_int_eq(sf_recbatch_build_raw(&wb, &h, (const uint8_t *)garbage, sizeof(garbage)),
+                     SF_OK);
+    refused(8, "plain", 0, wb.p, wb.len, 1, SF_KERR_CORRUPT_MESSAGE, "gzip over garbage");
+
+    /* acks 2; a topic and a partition that do not exist. */
+    sf_wbuf_reset(&wb);
+    put_simple(&wb, 0, 2, "ok");
+    refused(8, "plain", 0, wb.p, wb.len, 2, SF_KERR_INVALID_REQUIRED_ACKS, "acks 2");
+    refused(8, "plain", 0, wb.p, wb.len, -2, SF_KERR_INVALID_REQUIRED_ACKS, "acks -2");
+    refused(8, "nosuch", 0, wb.p, wb.len, 1, SF_KERR_UNKNOWN_TOPIC_OR_PARTITION, "unknown topic");
+    refused(8, "plain", 2, wb.p, wb.len, 1, SF_KERR_UNKNOWN_TOPIC_OR_PARTITION, "partition 2");
+    refused(8, "plain", -1, wb.p, wb.len, 1, SF_KERR_UNKNOWN_TOPIC_OR_PARTITION, "partition -1");
+
+    /* The same good batch is still accepted after all that. */
+    ck_assert_int_eq(produce_ok(8, "plain", 0, &wb), 1);
+    sf_wbuf_free(&wb);
+}
+END_TEST
+
+START_TEST(test_produce_refusals_limits) {
+    sf_wbuf_t wb, two;
+    int64_t ts[2] = {1000, 2000};
+
+    /* A BatchLength smaller than any message: Kafka's CorruptRecordException ("Record size
+     * 10 is less than the minimum record overhead (14)"). */
+    sf_wbuf_init(&wb);
+    put_batch(&wb, 0, ts, 2, "len");
+    sf_store_be32(wb.p + SF_RECBATCH_OFF_BATCH_LENGTH, 10);
+    refused(8, "plain", 0, wb.p, wb.len, 1, SF_KERR_CORRUPT_MESSAGE, "BatchLength 10");
+    /* A good batch followed by a bad one: neither is stored. */
+    sf_wbuf_init(&two);
+    put_batch(&two, 0, ts, 2, "one");
+    put_batch(&two, SF_RECBATCH_ATTR_CONTROL, ts, 2, "two");
+    refused(8, "plain", 0, two.p, two.len, 1, SF_KERR_INVALID_RECORD, "good then bad");
+    sf_wbuf_free(&two);
+    sf_wbuf_free(&wb);
+}
+END_TEST
+
+/* What Kafka 3.9 answers with INVALID_RECORD (an InvalidRecordException), and nothing stored:
+ *   - RecordCount larger than the records there (DefaultRecordBatch's iterator);
+ *   - RecordCount != LastOffsetDelta + 1 (LogValidator.validateBatch);
+ *   - no whole batch (empty records, a batch cut short) from Produce v3
+ *     (ProduceRequest.validateRecords);
+ *   - a magic 0/1 message set from Produce v3 (validateRecords). */
+START_TEST(test_produce_invalid_record) {
+    sf_log_t *log = log_of("plain", 0);
+    int64_t ts[2] = {1000, 2000};
+    char wrong[512] = "";
+    sf_wbuf_t cnt, delta, cut, legacy;
+    struct {
+        const char *what;
+        const sf_wbuf_t *wb;
+        size_t len;
+    } cases[5];
+    int i;
+
+    sf_wbuf_init(&cnt);
+    put_batch(&cnt, 0, ts, 2, "cnt");
+    sf_store_be32(cnt.p + SF_RECBATCH_OFF_RECORD_COUNT, 3);
+    sf_store_be32(cnt.p + SF_RECBATCH_OFF_LAST_OFFSET_DELTA, 2);
+    reseal(cnt.p, cnt.len);
+    sf_wbuf_init(&delta);
+    put_batch(&delta, 0, ts, 2, "delta");
+    sf_store_be32(delta.p + SF_RECBATCH_OFF_RECORD_COUNT, 3);
+    reseal(delta.p, delta.len);
+    sf_wbuf_init(&cut);
+    put_batch(&cut, 0, ts, 2, "cut");
+    sf_wbuf_init(&legacy);
+    put_message(&legacy, 1, 0, 1000, "k", "v");
+    cases[0].what = "RecordCount larger than the records";
+    cases[0].wb = &cnt;
+    cases[0].len = cnt.len;
+    cases[1].what = "RecordCount != LastOffsetDelta + 1";
+    cases[1].wb = &delta;
+    cases[1].len = delta.len;
+    cases[2].what = "no records";
+    cases[2].wb = &cut;
+    cases[2].len = 0;
+    cases[3].what = "a batch cut short";
+    cases[3].wb = &cut;
+    cases[3].len = cut.len - 1;
+    cases[4].what = "magic 1 at Produce v3";
+    cases[4].wb = &legacy;
+    cases[4].len = legacy.len;
+    for (i = 0; i < 5; i++) {
+        sf_proto_ProduceResponse_PartitionProduceResponse_t *rp =
+            produced(produce(i == 4 ? 3 : 8, "plain", 0, cases[i].wb->p, cases[i].len, 1));
+        ck_assert_int_ne(rp->ErrorCode, 0);
+        ck_assert_int_eq(sf_log_end_offset(log), 0);
+        if (rp->ErrorCode != SF_KERR_INVALID_RECORD)
+            snprintf(wrong + strlen(wrong), sizeof(wrong) - strlen(wrong), "; %s: %d",
+                     cases[i].what, rp->ErrorCode);
+    }
+    sf_wbuf_free(&cnt);
+    sf_wbuf_free(&delta);
+    sf_wbuf_free(&cut);
+    sf_wbuf_free(&legacy);
+    ck_assert_msg(!wrong[0], "Kafka answers INVALID_RECORD (87)%s", wrong);
+}
+END_TEST
+
+START_TEST(test_produce_log_append_time) {
+    sf_proto_ProduceResponse_PartitionProduceResponse_t *rp;
+    int64_t ts[2] = {1000, 2000}, before, after;
+    sf_wbuf_t wb;
+    got_t g;
+
+    sf_wbuf_init(&wb);
+    put_batch(&wb, 0, ts, 2, "lat");
+    before = sf_clock_wall_ms();
+    rp = produced(produce(8, "lat", 0, wb.p, wb.len, 1));
+    after = sf_clock_wall_ms();
+    ck_assert_int_eq(rp->ErrorCode, 0);
+    ck_assert_int_ge(rp->LogAppendTimeMs, before);
+    ck_assert_int_le(rp->LogAppendTimeMs, after);
+    fetch_got(11, "lat", 0, 0, &g);
+    ck_assert_int_eq(g.nbatches, 1);
+    ck_assert(g.hdrs[0].Attributes & SF_RECBATCH_ATTR_LOG_APPEND_TIME);
+    ck_assert_int_eq(g.hdrs[0].MaxTimestamp, rp->LogAppendTimeMs);
+    /* Every record reads with the append time. */
+    ck_assert_int_eq(g.recs[0].timestamp, rp->LogAppendTimeMs);
+    ck_assert_int_eq(g.recs[1].timestamp, rp->LogAppendTimeMs);
+    sf_wbuf_free(&wb);
+}
+END_TEST
+
+START_TEST(test_produce_create_time_max_timestamp) {
+    int64_t ts[3] = {1000, 3000, 2000};
+    sf_wbuf_t wb;
+    got_t g;
+
+    /* A producer that left MaxTimestamp at -1: the broker computes it from the records. */
+    sf_wbuf_init(&wb);
+    put_batch(&wb, 0, ts, 3, "ct");
+    sf_store_be64(wb.p + SF_RECBATCH_OFF_MAX_TIMESTAMP, (uint64_t)-1);
+    reseal(wb.p, wb.len);
+    ck_assert_int_eq(produce_ok(9, "plain", 0, &wb), 0);
+    fetch_got(11, "plain", 0, 0, &g);
+    ck_assert_int_eq(g.nbatches, 1);
+    ck_assert_int_eq(g.hdrs[0].MaxTimestamp, 3000);
+    ck_assert(!(g.hdrs[0].Attributes & SF_RECBATCH_ATTR_LOG_APPEND_TIME));
+    ck_assert_int_eq(g.recs[2].timestamp, 2000);
+    sf_wbuf_free(&wb);
+}
+END_TEST
+
+START_TEST(test_produce_topic_compression) {
+    sf_wbuf_t wb;
+    got_t g;
+    sf_wbuf_init(&wb);
+    put_simple(&wb, 0, 3, "gz");
+    ck_assert_int_eq(produce_ok(9, "gz", 0, &wb), 0);
+    fetch_got(11, "gz", 0, 0, &g);
+    ck_assert_int_eq(g.nbatches, 1);
+    ck_assert_int_eq(g.hdrs[0].Attributes & SF_RECBATCH_ATTR_COMPRESSION_MASK, SF_COMPRESS_GZIP);
+    ck_assert_int_eq(g.nrecs, 3);
+    ck_assert_str_eq(g.recs[2].key, "gz-k2");
+    ck_assert_int_eq(g.recs[2].timestamp, 3000);
+    /* A batch the producer compressed otherwise is recompressed too. */
+    sf_wbuf_reset(&wb);
+    put_simple(&wb, SF_COMPRESS_LZ4, 2, "lz");
+    ck_assert_int_eq(produce_ok(9, "gz", 0, &wb), 3);
+    fetch_got(11, "gz", 0, 3, &g);
+    ck_assert_int_eq(g.hdrs[0].Attributes & SF_RECBATCH_ATTR_COMPRESSION_MASK, SF_COMPRESS_GZIP);
+    ck_assert_str_eq(g.recs[1].value, "lz-v1");
+    sf_wbuf_free(&wb);
+}
+END_TEST
+
+/* ---- Fetch ---- */
+
+START_TEST(test_fetch_every_version) {
+    sf_wbuf_t wb;
+    int16_t v;
+    sf_wbuf_init(&wb);
+    put_simple(&wb, 0, 2, "f");
+    ck_assert_int_eq(produce_ok(9, "plain", 0, &wb), 0);
+    for (v = 0; v <= 17; v++) {
+        reply_t *r = fetch(v, "plain", 0, 0);
+        sf_proto_FetchResponse_t *resp = body_of(r);
+        sf_proto_FetchResponse_PartitionData_t *rp = fetched(r);
+        got_t g;
+        ck_assert_msg(rp->ErrorCode == 0, "Fetch v%d: error %d", v, rp->ErrorCode);
+        ck_assert_int_eq(rp->HighWatermark, 2);
+        if (v >= 4)
+            ck_assert_int_eq(rp->LastStableOffset, 2);
+        if (v >= 5)
+            ck_assert_int_eq(rp->LogStartOffset, 0);
+        if (v >= 13) {
+            sf_uuid_t id = uuid_of("plain");
+            ck_assert(!memcmp(resp->Responses[0].TopicId.b, id.b, 16));
+        } else {
+            ck_assert(sf_slice_eq(resp->Responses[0].Topic, "plain"));
+        }
+        if (v < 4)
+            got_messages(rp->Records, v < 2 ? 0 : 1, &g);
+        else
+            got_batches(rp->Records, &g);
+        ck_assert_int_eq(g.nrecs, 2);
+        ck_assert_str_eq(g.recs[1].key, "f-k1");
+        ck_assert_str_eq(g.recs[1].value, "f-v1");
+        ck_assert_int_eq(g.recs[1].offset, 1);
+    }
+    sf_wbuf_free(&wb);
+}
+END_TEST
+
+START_TEST(test_fetch_unknown) {
+    sf_uuid_t unknown;
+    sf_proto_FetchResponse_PartitionData_t *rp;
+    int16_t v;
+    memset(&unknown, 0, sizeof(unknown));
+    unknown.b[0] = 0x77;
+    for (v = 13; v <= 17; v++) {
+        rp = fetched(fetch_id(v, "plain", &unknown, 0, 0, 0, 1, 1 << 20));
+        ck_assert_int_eq(rp->ErrorCode, SF_KERR_UNKNOWN_TOPIC_ID);
+        ck_assert_int_le(rp->Records.len, 0);
+    }
+    rp = fetched(fetch(12, "nosuch", 0, 0));
+    ck_assert_int_eq(rp->ErrorCode, SF_KERR_UNKNOWN_TOPIC_OR_PARTITION);
+    rp = fetched(fetch(4, "plain", 5, 0));
+    ck_assert_int_eq(rp->ErrorCode, SF_KERR_UNKNOWN_TOPIC_OR_PARTITION);
+    /* Past the log end offset, and before the start. */
+    rp = fetched(fetch(11, "plain", 0, 1));
+    ck_assert_int_eq(rp->ErrorCode, SF_KERR_OFFSET_OUT_OF_RANGE);
+    rp = fetched(fetch(11, "plain", 0, -1));
+    ck_assert_int_eq(rp->ErrorCode, SF_KERR_OFFSET_OUT_OF_RANGE);
+}
+END_TEST
+
+START_TEST(test_fetch_zstd) {
+    sf_wbuf_t wb;
+    int16_t v;
+    sf_wbuf_init(&wb);
+    put_simple(&wb, SF_COMPRESS_ZSTD, 2, "zs");
+    ck_assert_int_eq(produce_ok(7, "plain", 0, &wb), 0);
+    /* Below Fetch v10 (KIP-110) zstd cannot be read, down-converted or not. */
+    for (v = 0; v <= 9; v++) {
+        sf_proto_FetchResponse_PartitionData_t *rp = fetched(fetch(v, "plain", 0, 0));
+        ck_assert_msg(rp->ErrorCode == SF_KERR_UNSUPPORTED_COMPRESSION_TYPE,
+                      "Fetch v%d of zstd: error %d", v, rp->ErrorCode);
+        ck_assert_int_le(rp->Records.len, 0);
+    }
+    for (v = 10; v <= 17; v++) {
+        got_t g;
+        fetch_got(v, "plain", 0, 0, &g);
+        ck_assert_int_eq(g.nbatches, 1);
+        ck_assert_int_eq(g.hdrs[0].Attributes & SF_RECBATCH_ATTR_COMPRESSION_MASK,
+                         SF_COMPRESS_ZSTD);
+        ck_assert_str_eq(g.recs[1].value, "zs-v1");
+    }
+    sf_wbuf_free(&wb);
+}
+END_TEST
+
+START_TEST(test_fetch_long_poll) {
+    sf_proto_FetchResponse_PartitionData_t *rp;
+    reply_t *r;
+    sf_wbuf_t wb;
+    got_t g;
+
+    sf_wbuf_init(&wb);
+    put_simple(&wb, 0, 1, "old");
+    ck_assert_int_eq(produce_ok(9, "plain", 0, &wb), 0);
+    /* At the log end, waiting for one byte: parked. */
+    r = fetch_id(12, "plain", NULL, 0, 1, 5000, 1, 1 << 20);
+    ck_assert_int_eq(r->state, R_PENDING);
+    ck_assert_uint_eq(sf_purgatory_size(fb.purgatory), 1);
+    /* An append to another partition does not complete it. */
+    ck_assert_int_eq(produce_ok(9, "plain", 1, &wb), 0);
+    ck_assert_int_ge(event_base_loop(fb.base, EVLOOP_NONBLOCK), 0);
+    ck_assert_int_eq(r->state, R_PENDING);
+    /* An append to its partition does, once the loop runs. */
+    sf_wbuf_reset(&wb);
+    put_simple(&wb, 0, 2, "new");
+    ck_assert_int_eq(produce_ok(9, "plain", 0, &wb), 1);
+    ck_assert_int_eq(r->state, R_PENDING);
+    ck_assert_int_ge(event_base_loop(fb.base, EVLOOP_NONBLOCK), 0);
+    rp = fetched(r);
+    ck_assert_int_eq(rp->ErrorCode, 0);
+    ck_assert_int_eq(rp->HighWatermark, 3);
+    got_batches(rp->Records, &g);
+    ck_assert_int_eq(g.nrecs, 2);
+    ck_assert_int_eq(g.recs[0].offset, 1);
+    ck_assert_str_eq(g.recs[0].key, "new-k0");
+    ck_assert_uint_eq(sf_purgatory_size(fb.purgatory), 0);
+    sf_wbuf_free(&wb);
+}
+END_TEST
+
+START_TEST(test_fetch_wait_expires) {
+    sf_proto_FetchResponse_PartitionData_t *rp;
+    reply_t *r;
+    /* Nothing comes: after MaxWaitMs the fetch is answered empty. */
+    r = fetch_id(11, "plain", NULL, 0, 0, 30, 1, 1 << 20);
+    ck_assert_int_eq(r->state, R_PENDING);
+    ck_assert_int_ge(event_base_loop(fb.base, EVLOOP_ONCE), 0);
+    rp = fetched(r);
+    ck_assert_int_eq(rp->ErrorCode, 0);
+    ck_assert_int_eq(rp->HighWatermark, 0);
+    ck_assert_int_le(rp->Records.len, 0);
+    ck_assert_uint_eq(sf_purgatory_size(fb.purgatory), 0);
+    /* MinBytes 0 never waits. */
+    r = fetch_id(11, "plain", NULL, 0, 0, 5000, 0, 1 << 20);
+    ck_assert_int_eq(r->state, R_BODY);
+}
+END_TEST
+
+START_TEST(test_fetch_limits) {
+    sf_proto_FetchResponse_PartitionData_t *rp;
+    sf_proto_FetchRequest_t req;
+    sf_proto_FetchResponse_t *resp;
+    sf_wbuf_t wb;
+    got_t g;
+
+    sf_wbuf_init(&wb);
+    put_simple(&wb, 0, 3, "a");
+    ck_assert_int_eq(produce_ok(9, "plain", 0, &wb), 0);
+    sf_wbuf_reset(&wb);
+    put_simple(&wb, 0, 3, "b");
+    ck_assert_int_eq(produce_ok(9, "plain", 0, &wb), 3);
+    /* KIP-74: a first batch larger than PartitionMaxBytes still comes whole, alone. */
+    rp = fetched(fetch_id(11, "plain", NULL, 0, 0, 0, 1, 1));
+    ck_assert_int_eq(rp->ErrorCode, 0);
+    got_batches(rp->Records, &g);
+    ck_assert_int_eq(g.nbatches, 1);
+    ck_assert_int_eq(g.nrecs, 3);
+    /* From the middle of a batch: the whole batch it is in (the client skips the rest). */
+    rp = fetched(fetch(11, "plain", 0, 4));
+    got_batches(rp->Records, &g);
+    ck_assert_int_eq(g.hdrs[0].BaseOffset, 3);
+    /* At the log end: nothing, no error. */
+    rp = fetched(fetch(11, "plain", 0, 6));
+    ck_assert_int_eq(rp->ErrorCode, 0);
+    ck_assert_int_le(rp->Records.len, 0);
+    /* Fetch sessions are not handed out: a session id is refused. */
+    sf_proto_FetchRequest_init(&req);
+    req.SessionId = 42;
+    req.SessionEpoch = 1;
+    resp = body_of(send_msg(SF_PROTO_API_Fetch, 7, &req));
+    ck_assert_int_eq(resp->ErrorCode, SF_KERR_FETCH_SESSION_ID_NOT_FOUND);
+    sf_wbuf_free(&wb);
+}
+END_TEST
+
+/* ---- ListOffsets ---- */
+
+START_TEST(test_list_offsets) {
+    sf_proto_ListOffsetsResponse_ListOffsetsPartitionResponse_t *lp;
+    int64_t ts[3] = {1000, 5000, 2000};
+    sf_wbuf_t wb;
+    int16_t v;
+
+    sf_wbuf_init(&wb);
+    put_batch(&wb, 0, ts, 3, "lo");
+    ck_assert_int_eq(produce_ok(9, "plain", 0, &wb), 0);
+    /* v0: the old list of offsets. */
+    lp = listed(0, "plain", 0, -1);
+    ck_assert_int_eq(lp->ErrorCode, 0);
+    ck_assert_int_eq(lp->OldStyleOffsetsCount, 1);
+    ck_assert_int_eq(lp->OldStyleOffsets[0], 3);
+    lp = listed(0, "plain", 0, -2);
+    ck_assert_int_eq(lp->OldStyleOffsetsCount, 1);
+    ck_assert_int_eq(lp->OldStyleOffsets[0], 0);
+    for (v = 1; v <= 10; v++) {
+        lp = listed(v, "plain", 0, -2);
+        ck_assert_int_eq(lp->ErrorCode, 0);
+        ck_assert_int_eq(lp->Offset, 0);
+        lp = listed(v, "plain", 0, -1);
+        ck_assert_int_eq(lp->ErrorCode, 0);
+        ck_assert_int_eq(lp->Offset, 3);
+        if (v >= 4)
+            ck_assert_int_eq(lp->LeaderEpoch, 0);
+        /* By timestamp: the first record at or after it. */
+        lp = listed(v, "plain", 0, 1500);
+        ck_assert_int_eq(lp->Offset, 1);
+        ck_assert_int_eq(lp->Timestamp, 5000);
+        lp = listed(v, "plain", 0, 5001);
+        ck_assert_int_eq(lp->ErrorCode, 0);
+        ck_assert_int_eq(lp->Offset, -1);
+        ck_assert_int_eq(lp->Timestamp, -1);
+    }
+    /* MAX_TIMESTAMP (KIP-734): the record carrying the largest timestamp. */
+    for (v = 7; v <= 10; v++) {
+        lp = listed(v, "plain", 0, -3);
+        ck_assert_int_eq(lp->ErrorCode, 0);
+        ck_assert_int_eq(lp->Offset, 1);
+        ck_assert_int_eq(lp->Timestamp, 5000);
+    }
+    sf_wbuf_free(&wb);
+}
+END_TEST
+
+START_TEST(test_list_offsets_compressed) {
+    sf_proto_ListOffsetsResponse_ListOffsetsPartitionResponse_t *lp;
+    int64_t ts[4] = {1000, 2000, 3000, 4000}, late[3] = {1500, 9000, 1200};
+    sf_wbuf_t wb;
+    sf_wbuf_init(&wb);
+    put_batch(&wb, 0, ts, 4, "c");
+    ck_assert_int_eq(produce_ok(9, "gz", 0, &wb), 0);
+    /* Stored gzip-compressed (compression.type=gzip): the lookup looks inside the batch. */
+    lp = listed(5, "gz", 0, 2000);
+    ck_assert_int_eq(lp->Offset, 1);
+    ck_assert_int_eq(lp->Timestamp, 2000);
+    lp = listed(5, "gz", 0, 2500);
+    ck_assert_int_eq(lp->Offset, 2);
+    ck_assert_int_eq(lp->Timestamp, 3000);
+    lp = listed(5, "gz", 0, 0);
+    ck_assert_int_eq(lp->Offset, 0);
+    lp = listed(8, "gz", 0, -3);
+    ck_assert_int_eq(lp->Offset, 3);
+    ck_assert_int_eq(lp->Timestamp, 4000);
+    /* A second batch whose largest timestamp is on its middle record: that record's offset
+     * (Kafka 3.9, KAFKA-16310), not the batch's last. */
+    sf_wbuf_reset(&wb);
+    put_batch(&wb, 0, late, 3, "m");
+    ck_assert_int_eq(produce_ok(9, "gz", 0, &wb), 4);
+    lp = listed(8, "gz", 0, -3);
+    ck_assert_int_eq(lp->Offset, 5);
+    ck_assert_int_eq(lp->Timestamp, 9000);
+    sf_wbuf_free(&wb);
+}
+END_TEST
+
+START_TEST(test_list_offsets_limits) {
+    sf_proto_ListOffsetsResponse_ListOffsetsPartitionResponse_t *lp;
+    /* An empty log: earliest = latest = 0, no record for any timestamp or the max. */
+    lp = listed(7, "plain", 0, -2);
+    ck_assert_int_eq(lp->Offset, 0);
+    lp = listed(7, "plain", 0, -1);
+    ck_assert_int_eq(lp->Offset, 0);
+    lp = listed(7, "plain", 0, 0);
+    ck_assert_int_eq(lp->ErrorCode, 0);
+    ck_assert_int_eq(lp->Offset, -1);
+    lp = listed(7, "plain", 0, -3);
+    ck_assert_int_eq(lp->ErrorCode, 0);
+    ck_assert_int_eq(lp->Offset, -1);
+    lp = listed(0, "plain", 0, 12345);
+    ck_assert_int_eq(lp->OldStyleOffsetsCount, 0);
+    lp = listed(3, "nosuch", 0, -1);
+    ck_assert_int_eq(lp->ErrorCode, SF_KERR_UNKNOWN_TOPIC_OR_PARTITION);
+    lp = listed(0, "plain", 9, -1);
+    ck_assert_int_eq(lp->ErrorCode, SF_KERR_UNKNOWN_TOPIC_OR_PARTITION);
+}
+END_TEST
+
+/* ---- Metadata ---- */
+
+static const sf_proto_MetadataResponse_MetadataResponseTopic_t *
+md_topic(const sf_proto_MetadataResponse_t *resp, const char *name) {
+    int i;
+    for (i = 0; i < resp->TopicsCount; i++)
+        if (sf_slice_eq(resp->Topics[i].Name, name))
+            return &resp->Topics[i];
+    ck_abort_msg("topic %s not in the metadata", name);
+    return NULL;
+}
+
+START_TEST(test_metadata) {
+    sf_proto_MetadataResponse_t *resp;
+    const sf_proto_MetadataResponse_MetadataResponseTopic_t *mt;
+    static const char *const one[] = {"plain"};
+    int16_t v;
+    int i;
+
+    /* v0: an empty list means every topic. */
+    resp = metadata(0, NULL, 0, true);
+    ck_assert_int_eq(resp->TopicsCount, NTOPICS);
+    ck_assert_int_eq(resp->BrokersCount, 1);
+    ck_assert_int_eq(resp->Brokers[0].NodeId, 1);
+    ck_assert(sf_slice_eq(resp->Brokers[0].Host, "127.0.0.1"));
+    ck_assert_int_eq(resp->Brokers[0].Port, 9092);
+    mt = md_topic(resp, "plain");
+    ck_assert_int_eq(mt->ErrorCode, 0);
+    ck_assert_int_eq(mt->PartitionsCount, 2);
+    ck_assert_int_eq(mt->Partitions[1].LeaderId, 1);
+    ck_assert_int_eq(mt->Partitions[1].PartitionIndex, 1);
+    /* v1+: null means every topic, empty none. */
+    for (v = 1; v <= 12; v++) {
+        resp = metadata(v, NULL, -1, true);
+        ck_assert_int_eq(resp->TopicsCount, NTOPICS);
+        ck_assert_int_eq(resp->ControllerId, 1);
+        resp = metadata(v, NULL, 0, true);
+        ck_assert_int_eq(resp->TopicsCount, 0);
+        ck_assert_int_eq(resp->BrokersCount, 1);
+        resp = metadata(v, one, 1, true);
+        ck_assert_int_eq(resp->TopicsCount, 1);
+        ck_assert_int_eq(resp->Topics[0].ErrorCode, 0);
+        ck_assert_int_eq(resp->Topics[0].PartitionsCount, 2);
+        if (v >= 2)
+            ck_assert(sf_slice_eq(resp->ClusterId, "check-kafka-cluster"));
+        /* v10+: topic ids. */
+        if (v >= 10) {
+            sf_uuid_t id = uuid_of("plain");
+            ck_assert(!memcmp(resp->Topics[0].TopicId.b, id.b, 16));
+        }
+    }
+    resp = metadata(10, NULL, -1, true);
+    for (i = 0; i < NTOPICS; i++) {
+        sf_uuid_t id = uuid_of(topic_defs[i].name);
+        ck_assert(!memcmp(md_topic(resp, topic_defs[i].name)->TopicId.b, id.b, 16));
+    }
+}
+END_TEST
+
+START_TEST(test_metadata_by_topic_id) {
+    sf_proto_MetadataRequest_t req;
+    sf_proto_MetadataRequest_MetadataRequestTopic_t topics[2];
+    sf_proto_MetadataResponse_t *resp;
+    sf_uuid_t id = uuid_of("gz");
+    sf_proto_MetadataRequest_init(&req);
+    sf_proto_MetadataRequest_MetadataRequestTopic_init(&topics[0]);
+    sf_proto_MetadataRequest_MetadataRequestTopic_init(&topics[1]);
+    topics[0].Name = sf_slice_cstr(NULL);
+    topics[0].TopicId = id;
+    topics[1].Name = sf_slice_cstr(NULL);
+    topics[1].TopicId.b[3] = 0x42; /* no such topic */
+    req.TopicsCount = 2;
+    req.Topics = topics;
+    resp = body_of(send_msg(SF_PROTO_API_Metadata, 12, &req));
+    ck_assert_int_eq(resp->TopicsCount, 2);
+    ck_assert_int_eq(resp->Topics[0].ErrorCode, 0);
+    ck_assert(sf_slice_eq(resp->Topics[0].Name, "gz"));
+    ck_assert(!memcmp(resp->Topics[0].TopicId.b, id.b, 16));
+    ck_assert_int_eq(resp->Topics[0].PartitionsCount, 1);
+    ck_assert_int_eq(resp->Topics[1].ErrorCode, SF_KERR_UNKNOWN_TOPIC_ID);
+}
+END_TEST
+
+START_TEST(test_metadata_unknown_topics) {
+    static const char *const offsets[] = {"__consumer_offsets"};
+    static const char *const fresh[] = {"fresh"};
+    static const char *const bad[] = {"bad/name"};
+    sf_proto_MetadataResponse_t *resp;
+    char longname[251];
+    const char *const lng[] = {longname};
+    int16_t v;
+
+    ck_assert(fb.cfg->auto_create_topics_enable);
+    for (v = 0; v <= 12; v++) {
+        /* Kafka's internal topics are never auto-created as ordinary ones. */
+        resp = metadata(v, offsets, 1, true);
+        ck_assert_int_eq(resp->TopicsCount, 1);
+        ck_assert_int_eq(resp->Topics[0].ErrorCode, SF_KERR_UNKNOWN_TOPIC_OR_PARTITION);
+        /* Another unknown topic is auto-created: the client sees LEADER_NOT_AVAILABLE until
+         * it shows up (here it never does: there is no ZooKeeper). */
+        resp = metadata(v, fresh, 1, true);
+        ck_assert_int_eq(resp->Topics[0].ErrorCode, SF_KERR_LEADER_NOT_AVAILABLE);
+        /* ... unless the client asks not to (v4+). */
+        resp = metadata(v, fresh, 1, false);
+        ck_assert_int_eq(resp->Topics[0].ErrorCode, v >= 4 ? SF_KERR_UNKNOWN_TOPIC_OR_PARTITION
+                                                           : SF_KERR_LEADER_NOT_AVAILABLE);
+        resp = metadata(v, bad, 1, true);
+        ck_assert_int_eq(resp->Topics[0].ErrorCode, SF_KERR_INVALID_TOPIC_EXCEPTION);
+    }
+    memset(longname, 'x', 250);
+    longname[250] = '\0';
+    resp = metadata(9, lng, 1, true);
+    ck_assert_int_eq(resp->Topics[0].ErrorCode, SF_KERR_INVALID_TOPIC_EXCEPTION);
+}
+END_TEST
+
+/* ---- DescribeConfigs ---- */
+
+START_TEST(test_describe_configs) {
+    size_t n, i;
+    const sf_topiccfg_def_t *defs = sf_topiccfg_all(&n);
+    int16_t v;
+    ck_assert_uint_gt(n, 30);
+    for (v = 0; v <= 4; v++) {
+        const sf_proto_DescribeConfigsResponse_DescribeConfigsResult_t *rr =
+            describe_topic(v, "gz", v >= 1);
+        const sf_proto_DescribeConfigsResponse_DescribeConfigsResourceResult_t *c;
+        int j, found = 0;
+        ck_assert_int_eq(rr->ErrorCode, 0);
+        ck_assert_int_eq(rr->ResourceType, 2);
+        ck_assert(sf_slice_eq(rr->ResourceName, "gz"));
+        /* Every Kafka topic config. */
+        ck_assert_int_eq(rr->ConfigsCount, (int32_t)n);
+        for (i = 0; i < n; i++)
+            ck_assert(sf_slice_eq(rr->Configs[i].Name, defs[i].name));
+        /* The override. */
+        c = config_entry(rr, "compression.type");
+        ck_assert(sf_slice_eq(c->Value, "gzip"));
+        ck_assert(!c->ReadOnly);
+        if (v == 0) {
+            ck_assert(!c->IsDefault);
+            ck_assert(config_entry(rr, "segment.bytes")->IsDefault);
+            continue;
+        }
+        ck_assert_int_eq(c->ConfigSource, 1);
+        ck_assert_int_ge(c->SynonymsCount, 1);
+        ck_assert(sf_slice_eq(c->Synonyms[0].Name, "compression.type"));
+        ck_assert(sf_slice_eq(c->Synonyms[0].Value, "gzip"));
+        ck_assert_int_eq(c->Synonyms[0].Source, 1);
+        /* A Kafka default. */
+        c = config_entry(rr, "segment.bytes");
+        ck_assert(sf_slice_eq(c->Value, "1073741824"));
+        ck_assert_int_eq(c->ConfigSource, 5);
+        /* log.retention.hours=100 in the broker's file, in the topic config's unit. */
+        c = config_entry(rr, "retention.ms");
+        ck_assert(sf_slice_eq(c->Value, "360000000"));
+        ck_assert_int_eq(c->ConfigSource, 4);
+        for (j = 0; j < c->SynonymsCount; j++)
+            if (sf_slice_eq(c->Synonyms[j].Name, "log.retention.hours")) {
+                ck_assert(sf_slice_eq(c->Synonyms[j].Value, "360000000"));
+                ck_assert_int_eq(c->Synonyms[j].Source, 4);
+                found = 1;
+            }
+        ck_assert(found);
+        if (v >= 3)
+            ck_assert_int_eq(c->ConfigType, 5); /* LONG */
+    }
+    /* Without IncludeSynonyms, none. */
+    ck_assert_int_eq(config_entry(describe_topic(1, "gz", false), "retention.ms")->SynonymsCount,
+                     0);
+}
+END_TEST
+
+START_TEST(test_describe_configs_unknown) {
+    int16_t v;
+    for (v = 0; v <= 4; v++) {
+        const sf_proto_DescribeConfigsResponse_DescribeConfigsResult_t *rr =
+            describe_topic(v, "nosuch", v >= 1);
+        ck_assert_int_eq(rr->ErrorCode, SF_KERR_UNKNOWN_TOPIC_OR_PARTITION);
+        ck_assert_int_eq(rr->ConfigsCount, 0);
+    }
+}
+END_TEST
+
+/* ---- DeleteRecords ---- */
+
+START_TEST(test_delete_records) {
+    sf_proto_DeleteRecordsResponse_DeleteRecordsPartitionResult_t *dp;
+    sf_log_t *log = log_of("plain", 0);
+    sf_wbuf_t wb;
+    int16_t v;
+
+    sf_wbuf_init(&wb);
+    put_simple(&wb, 0, 2, "d");
+    ck_assert_int_eq(produce_ok(9, "plain", 0, &wb), 0);
+    ck_assert_int_eq(produce_ok(9, "plain", 0, &wb), 2);
+    ck_assert_int_eq(produce_ok(9, "plain", 0, &wb), 4);
+    for (v = 0; v <= 2; v++) {
+        dp = delete_records(v, "plain", 0, 1 + v);
+        ck_assert_int_eq(dp->ErrorCode, 0);
+        ck_assert_int_eq(dp->LowWatermark, 1 + v);
+        ck_assert_int_eq(sf_log_start_offset(log), 1 + v);
+    }
+    ck_assert_int_eq(listed(1, "plain", 0, -2)->Offset, 3);
+    ck_assert_int_eq(fetched(fetch(11, "plain", 0, 2))->ErrorCode, SF_KERR_OFFSET_OUT_OF_RANGE);
+    ck_assert_int_eq(fetched(fetch(11, "plain", 0, 3))->LogStartOffset, 3);
+    /* Above the high watermark: refused, nothing moves. */
+    dp = delete_records(2, "plain", 0, 7);
+    ck_assert_int_eq(dp->ErrorCode, SF_KERR_OFFSET_OUT_OF_RANGE);
+    ck_assert_int_eq(sf_log_start_offset(log), 3);
+    /* Below the start: nothing moves back. */
+    dp = delete_records(2, "plain", 0, 1);
+    ck_assert_int_eq(dp->ErrorCode, 0);
+    ck_assert_int_eq(dp->LowWatermark, 3);
+    /* -1: up to the high watermark. */
+    dp = delete_records(2, "plain", 0, -1);
+    ck_assert_int_eq(dp->ErrorCode, 0);
+    ck_assert_int_eq(dp->LowWatermark, 6);
+    ck_assert_int_eq(sf_log_start_offset(log), 6);
+    sf_wbuf_free(&wb);
+}
+END_TEST
+
+START_TEST(test_delete_records_refused) {
+    sf_proto_DeleteRecordsResponse_DeleteRecordsPartitionResult_t *dp;
+    /* A compacted topic keeps the latest record of every key. */
+    dp = delete_records(1, "compact", 0, 0);
+    ck_assert_int_eq(dp->ErrorCode, SF_KERR_POLICY_VIOLATION);
+    ck_assert_int_eq(dp->LowWatermark, -1);
+    dp = delete_records(1, "nosuch", 0, 0);
+    ck_assert_int_eq(dp->ErrorCode, SF_KERR_UNKNOWN_TOPIC_OR_PARTITION);
+    dp = delete_records(1, "plain", 3, 0);
+    ck_assert_int_eq(dp->ErrorCode, SF_KERR_UNKNOWN_TOPIC_OR_PARTITION);
+    dp = delete_records(1, "plain", 0, -2);
+    ck_assert_int_eq(dp->ErrorCode, SF_KERR_OFFSET_OUT_OF_RANGE);
+}
+END_TEST
+
+static Suite *kafka_suite(void) {
+    Suite *s = suite_create("kafka");
+    TCase *core = tcase_create("core"), *limits = tcase_create("limits");
+    tcase_add_checked_fixture(core, setup, teardown);
+    tcase_add_checked_fixture(limits, setup, teardown);
+    tcase_add_test(core, test_api_versions);
+    tcase_add_test(core, test_produce_every_version);
+    tcase_add_test(core, test_produce_acks_zero);
+    tcase_add_test(core, test_produce_legacy_formats);
+    tcase_add_test(core, test_produce_log_append_time);
+    tcase_add_test(core, test_produce_create_time_max_timestamp);
+    tcase_add_test(core, test_produce_topic_compression);
+    tcase_add_test(core, test_fetch_every_version);
+    tcase_add_test(core, test_fetch_zstd);
+    tcase_add_test(core, test_fetch_long_poll);
+    tcase_add_test(core, test_list_offsets);
+    tcase_add_test(core, test_list_offsets_compressed);
+    tcase_add_test(core, test_metadata);
+    tcase_add_test(core, test_metadata_by_topic_id);
+    tcase_add_test(core, test_describe_configs);
+    tcase_add_test(core, test_delete_records);
+    tcase_add_test(limits, test_api_versions_unknown_version);
+    tcase_add_test(limits, test_api_versions_bad_client_software);
+    tcase_add_test(limits, test_dispatch_closes);
+    tcase_add_test(limits, test_produce_refusals);
+    tcase_add_test(limits, test_produce_refusals_limits);
+    tcase_add_test(limits, test_produce_invalid_record);
+    tcase_add_test(limits, test_fetch_unknown);
+    tcase_add_test(limits, test_fetch_wait_expires);
+    tcase_add_test(limits, test_fetch_limits);
+    tcase_add_test(limits, test_list_offsets_limits);
+    tcase_add_test(limits, test_metadata_unknown_topics);
+    tcase_add_test(limits, test_describe_configs_unknown);
+    tcase_add_test(limits, test_delete_records_refused);
+    suite_add_tcase(s, core);
+    suite_add_tcase(s, limits);
+    return s;
+}
+
+int main(void) {
+    SRunner *sr = srunner_create(kafka_suite());
+    int failed;
+    /* Refusals log a line each; show them only on request. */
+    if (!getenv("SF_TEST_LOG"))
+        sf_log_level = 0;
+    strcpy(basedir, "/tmp/sf-check-kafka-XXXXXX");
+    if (!mkdtemp(basedir)) {
+        perror(basedir);
+        return EXIT_FAILURE;
+    }
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    nftw(basedir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
