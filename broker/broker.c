@@ -124,6 +124,12 @@ static void on_snapshot(void *arg, sf_cluster_snapshot_t *snap) {
     if (b->stopping)
         return;
     b->snap = sf_cluster_snapshot_ref(snap);
+    /* The dynamic broker configs live in the snapshot: b->snap keeps them alive until the
+     * next one replaces them here. sync_logs applies them to every log. */
+    b->topiccfg.broker_dyn = snap->broker_configs;
+    b->topiccfg.nbroker_dyn = snap->nbroker_configs;
+    b->topiccfg.default_dyn = snap->default_configs;
+    b->topiccfg.ndefault_dyn = snap->ndefault_configs;
     sync_logs(b, old, snap);
     sf_cluster_snapshot_unref(old);
     sf_purgatory_notify(b->purgatory, sf_pkey_metadata());

@@ -1,6 +1,7 @@
 /* Topic configuration: Kafka 3.9's LogConfig table, validation, resolution, log settings. */
 #include "topiccfg.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -285,6 +286,27 @@ int sf_topiccfg_validate(const sf_topiccfg_def_t *def, const char *value, char *
     return 1;
 }
 
+/* A value of a broker synonym in @scale units, in the topic config's: Kafka keeps -1
+ * (unlimited) as it is, and saturates what does not fit. */
+static int64_t scale_value(int64_t x, int64_t scale) {
+    return x < 0 ? -1 : x > INT64_MAX / scale ? INT64_MAX : x * scale;
+}
+
+int sf_topiccfg_validate_synonym(const sf_topiccfg_def_t *def, int idx, const char *value,
+                                 char *why, size_t size) {
+    int64_t scale, x;
+    char scaled[24];
+    assert(idx >= 0 && idx < SF_TOPICCFG_MAX_SYNONYMS && def->synonyms[idx].name);
+    scale = def->synonyms[idx].scale;
+    if (scale != 1) {
+        if (parse_i64(value, &x) < 0)
+            return fail(why, size, "not %s", "a 64-bit integer");
+        snprintf(scaled, sizeof(scaled), "%" PRId64, scale_value(x, scale));
+        value = scaled;
+    }
+    return sf_topiccfg_validate(def, value, why, size);
+}
+
 const char *sf_topiccfg_normalize(const sf_topiccfg_def_t *def, const char *value, char *buf,
                                   size_t size) {
     const char *pos, *t;
@@ -335,9 +357,7 @@ static void add_value(sf_topiccfg_value_t *v, const char *name, const char *valu
     v->value = value;
     v->source = source;
     if (scale != 1 && parse_i64(value, &x) == 0) {
-        /* Kafka keeps -1 (unlimited) as it is, and saturates what does not fit. */
-        int64_t ms = x < 0 ? -1 : x > INT64_MAX / scale ? INT64_MAX : x * scale;
-        snprintf(v->num, sizeof(v->num), "%" PRId64, ms);
+        snprintf(v->num, sizeof(v->num), "%" PRId64, scale_value(x, scale));
         v->value = v->num;
     }
 }

@@ -66,6 +66,13 @@ const sf_topiccfg_def_t *sf_topiccfg_find_synonym(const char *broker_key, int *i
  * 14"). */
 int sf_topiccfg_validate(const sf_topiccfg_def_t *def, const char *value, char *why, size_t size);
 
+/* 1 if @value is acceptable for the broker setting def->synonyms[@idx] (log.retention.hours):
+ * an integer when that synonym has another unit, converted to the topic config's unit as the
+ * broker does (negative: -1; saturated), then validated as @def's value; else 0 with one
+ * sentence in @why. */
+int sf_topiccfg_validate_synonym(const sf_topiccfg_def_t *def, int idx, const char *value,
+                                 char *why, size_t size);
+
 /* The canonical stored form of a valid @value (lists without spaces around commas) in the
  * caller's @buf; returns @buf, or @value itself when it needs no change. */
 const char *sf_topiccfg_normalize(const sf_topiccfg_def_t *def, const char *value, char *buf,

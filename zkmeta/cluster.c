@@ -306,6 +306,8 @@ void cl_destroy(sf_cluster_t *cl) {
         }
     }
     free(cl->buckets);
+    for (i = 0; i < CL_BCFG_N; i++)
+        sf_cluster_configs_free(cl->bconfigs[i].configs, cl->bconfigs[i].nconfigs);
     cl_controller_stop(cl);
     for (i = 0; i < cl->ndeleting; i++)
         free(cl->deleting[i]);

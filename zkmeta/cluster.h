@@ -12,6 +12,10 @@
  *   /brokers/topics/<t>/partitions/<p>/state {"version":1,"leader":1,"leader_epoch":0,
  *                                             "isr":[1],"controller_epoch":N}
  *   /config/topics/<t>                       {"version":1,"config":{"k":"v"}}
+ *   /config/brokers/<id>                     the same JSON: dynamic configs of broker <id>
+ *   /config/brokers/<default>                the same JSON: the cluster-wide dynamic default
+ *   /config/changes/config_change_<seq>      {"version":2,"entity_path":"brokers/<id>"}:
+ *                                             Kafka's change notifications (PERSISTENT_SEQUENTIAL)
  *   /admin/delete_topics/<t>
  *
  * Threading: everything runs on the event loop thread, except that snapshots are immutable and
@@ -19,7 +23,8 @@
  *
  * Sessions: the first snapshot is built from a complete load after registering. Watches (on
  * /brokers/ids and /brokers/topics children, every broker, topic, partition state and topic
- * config znode, and /controller) keep the model current; after a reconnect everything is read
+ * config znode, this broker's and the default dynamic broker config znodes, and /controller)
+ * keep the model current; after a reconnect everything is read
  * again, and after a session expiry the broker re-registers, re-elects and reloads. Meanwhile
  * the last snapshot stays current.
  * User callbacks are always called from this module's own events, never from inside a
@@ -60,7 +65,8 @@ typedef struct sf_cluster_callbacks {
      * nothing more; free it. */
     void (*on_ready)(void *arg, int err, const char *errmsg);
     /* A new snapshot (borrowed: take a reference to keep it) after brokers, topics, partition
-     * states, topic configs or the controller changed; bursts are coalesced. */
+     * states, topic configs, dynamic broker configs or the controller changed; bursts are
+     * coalesced. */
     void (*on_snapshot)(void *arg, sf_cluster_snapshot_t *snap);
     /* Optional (may be NULL): this broker became (1) or stopped being (0) the controller. */
     void (*on_controller)(void *arg, int is_controller, int32_t controller_epoch);
@@ -93,6 +99,9 @@ int32_t sf_cluster_controller_epoch(const sf_cluster_t *cl);
 int64_t sf_cluster_broker_epoch(const sf_cluster_t *cl);
 /* The underlying session (borrowed), e.g. for other ZooKeeper users and tests. */
 struct sf_zk *sf_cluster_zk(sf_cluster_t *cl);
+
+/* The entity name of the cluster-wide dynamic broker config (Kafka's ConfigEntityName.Default). */
+#define SF_CLUSTER_DEFAULT_ENTITY "<default>"
 
 /* Admin writes (any broker) touch only topic assignments, configs and deletion requests; the
  * controller (the broker holding /controller) alone writes partition states: it creates the
@@ -143,5 +152,18 @@ int sf_cluster_partitions_add(sf_cluster_t *cl, const char *topic, int32_t new_t
 int sf_cluster_topic_config_set(sf_cluster_t *cl, const char *topic,
                                 const sf_cluster_config_entry_t *configs, int n,
                                 sf_cluster_done_cb done, void *arg);
+
+/* Replace the whole dynamic broker config of @entity (a broker id in decimal, "1", or
+ * SF_CLUSTER_DEFAULT_ENTITY for the cluster-wide default) with @configs (borrowed; Kafka's
+ * broker key names; entries with a NULL value are left out; values are not validated here),
+ * in one multi-op that creates or sets /config/brokers/<entity> and adds Kafka's change
+ * notification /config/changes/config_change_<seq> ({"version":2,"entity_path":
+ * "brokers/<entity>"}), so that Kafka brokers and tools that follow the notifications see the
+ * change too. Each broker's snapshot then shows its own entity's and the default's configs.
+ * Synchronous: SF_ERR_INVALID (bad entity or entry), SF_ERR_STATE (not ready).
+ * Asynchronous: SF_OK, SF_ERR_IO. */
+int sf_cluster_broker_config_set(sf_cluster_t *cl, const char *entity,
+                                 const sf_cluster_config_entry_t *configs, int n,
+                                 sf_cluster_done_cb done, void *arg);
 
 #endif

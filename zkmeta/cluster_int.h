@@ -1,6 +1,6 @@
 /* The cluster module's private state, shared by its files (cluster.c: lifecycle, callbacks and
  * sessions; model.c: the watched metadata model and snapshots; registration.c: base znodes,
- * cluster id and broker registration; election.c: the controller election; adminwrite.c: the
+ * cluster id and broker registration; election.c: the controller election; zkwrite.c: the
  * admin writes). Loop thread only. */
 #ifndef SF_CLUSTER_INT_H
 #define SF_CLUSTER_INT_H
@@ -20,7 +20,12 @@
 
 /* What a watch or a read is about. */
 enum { K_IDS = 1, K_TOPICS, K_BROKER, K_TOPIC, K_PSTATE, K_CONFIG, K_CONTROLLER, K_CEPOCH, K_REG,
-       K_DELETES };
+       K_DELETES, K_BCONFIG };
+
+/* The dynamic broker config znodes the model watches (the id of a K_BCONFIG key). */
+enum { CL_BCFG_BROKER = 0, /* /config/brokers/<this broker's id> */
+       CL_BCFG_DEFAULT,    /* /config/brokers/<default> */
+       CL_BCFG_N };
 
 /* The argument of a model watch or read: the entity is looked up again by (kind, id, topic)
  * and must still carry @inc (its incarnation for reads, its current watch id for watches). */
@@ -63,6 +68,13 @@ struct cl_topic {
     int nconfigs;
     sf_cluster_topic_t *built; /* the last snapshot's copy (a reference), reused until changed */
     int changed;               /* the model differs from built */
+};
+
+/* A dynamic broker config znode of the model. */
+struct cl_bconfig {
+    struct cl_node node;
+    sf_cluster_config_entry_t *configs; /* sorted by name; NULL when the znode is absent */
+    int nconfigs;
 };
 
 enum { N_DONE = 1, N_READY, N_CONTROLLER };
@@ -117,6 +129,7 @@ struct sf_cluster {
     int nbrokers, capbrokers;
     struct cl_topic **buckets;
     size_t nbuckets, ntopics;
+    struct cl_bconfig bconfigs[CL_BCFG_N];
     int pending_reads, load_error, synced;
     int dirty;
     int64_t dirty_since;

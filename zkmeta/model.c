@@ -1,5 +1,6 @@
-/* The watched metadata model: every broker, topic, partition state and topic config znode,
- * read and watched, and the snapshots built from it (cluster_int.h). */
+/* The watched metadata model: every broker, topic, partition state and topic config znode, and
+ * the dynamic broker configs of this broker and of the cluster default, read and watched, and
+ * the snapshots built from it (cluster_int.h). */
 #include "cluster_int.h"
 
 #include <errno.h>
@@ -21,6 +22,7 @@ static void read_broker(sf_cluster_t *cl, struct cl_broker *b);
 static void read_topic(sf_cluster_t *cl, struct cl_topic *t, int arm);
 static void read_pstate(sf_cluster_t *cl, struct cl_topic *t, int32_t p);
 static void read_config(sf_cluster_t *cl, struct cl_topic *t);
+static void read_bconfig(sf_cluster_t *cl, int which);
 
 /* ---- the model: brokers and topics ---- */
 
@@ -167,6 +169,27 @@ static int copy_broker(sf_cluster_broker_t *dst, const sf_cluster_broker_t *src)
     return SF_OK;
 }
 
+/* A copy of @n config entries into *@dst (NULL when none); on no memory what was copied is
+ * left in *@dst / *@ndst for the caller to free. */
+static int copy_configs(const sf_cluster_config_entry_t *src, int n,
+                        sf_cluster_config_entry_t **dst, int *ndst) {
+    int i;
+    *dst = NULL;
+    *ndst = 0;
+    if (n <= 0)
+        return SF_OK;
+    if (!(*dst = calloc((size_t)n, sizeof(**dst))))
+        return SF_ERR_NOMEM;
+    for (i = 0; i < n; i++) {
+        (*dst)[i].name = strdup(src[i].name);
+        (*dst)[i].value = strdup(src[i].value);
+        *ndst = i + 1;
+        if (!(*dst)[i].name || !(*dst)[i].value)
+            return SF_ERR_NOMEM;
+    }
+    return SF_OK;
+}
+
 static int copy_topic(sf_cluster_topic_t *dst, const struct cl_topic *t) {
     int i;
     memset(dst, 0, sizeof(*dst));
@@ -195,19 +218,7 @@ static int copy_topic(sf_cluster_topic_t *dst, const struct cl_topic *t) {
             }
         }
     }
-    if (t->nconfigs) {
-        dst->configs = calloc((size_t)t->nconfigs, sizeof(*dst->configs));
-        if (!dst->configs)
-            return SF_ERR_NOMEM;
-        for (i = 0; i < t->nconfigs; i++) {
-            dst->configs[i].name = strdup(t->configs[i].name);
-            dst->configs[i].value = strdup(t->configs[i].value);
-            dst->nconfigs = i + 1;
-            if (!dst->configs[i].name || !dst->configs[i].value)
-                return SF_ERR_NOMEM;
-        }
-    }
-    return SF_OK;
+    return copy_configs(t->configs, t->nconfigs, &dst->configs, &dst->nconfigs);
 }
 
 /* The topic as the next snapshot shows it: the last copy when nothing changed (shared, so one
@@ -264,6 +275,18 @@ static sf_cluster_snapshot_t *build_snapshot(sf_cluster_t *cl) {
         for (i = 0; snap->deleting && i < cl->ndeleting; i++)
             if ((snap->deleting[snap->ndeleting] = strdup(cl->deleting[i])))
                 snap->ndeleting++;
+    }
+    /* A snapshot missing a dynamic broker config would change the logs' settings: all or
+     * nothing (the caller retries). */
+    if (snap && (copy_configs(cl->bconfigs[CL_BCFG_BROKER].configs,
+                              cl->bconfigs[CL_BCFG_BROKER].nconfigs, &snap->broker_configs,
+                              &snap->nbroker_configs) != SF_OK ||
+                 copy_configs(cl->bconfigs[CL_BCFG_DEFAULT].configs,
+                              cl->bconfigs[CL_BCFG_DEFAULT].nconfigs, &snap->default_configs,
+                              &snap->ndefault_configs) != SF_OK)) {
+        sf_cluster_snapshot_unref(snap);
+        sf_log(SF_LOG_ERR, "ZK", "out of memory building a metadata snapshot");
+        return NULL;
     }
     return snap;
 nomem:
@@ -405,6 +428,12 @@ static void path_pstate(char *buf, size_t n, const char *t, int32_t p) {
 static void path_config(char *buf, size_t n, const char *t) {
     snprintf(buf, n, "/config/topics/%s", t);
 }
+static void path_bconfig(sf_cluster_t *cl, char *buf, size_t n, int which) {
+    if (which == CL_BCFG_DEFAULT)
+        snprintf(buf, n, "/config/brokers/%s", SF_CLUSTER_DEFAULT_ENTITY);
+    else
+        snprintf(buf, n, "/config/brokers/%d", (int)cl->broker_id);
+}
 
 static void read_broker(sf_cluster_t *cl, struct cl_broker *b) {
     char path[64];
@@ -433,6 +462,14 @@ static void read_config(sf_cluster_t *cl, struct cl_topic *t) {
     path_config(path, sizeof(path), t->name);
     arm(cl, &t->cfg, K_CONFIG, -1, t->name, path);
     fetch(cl, K_CONFIG, t->cfg.inc, -1, t->name, path);
+}
+
+/* The entity of a dynamic broker config node is permanent: its reads carry incarnation 0. */
+static void read_bconfig(sf_cluster_t *cl, int which) {
+    char path[64];
+    path_bconfig(cl, path, sizeof(path), which);
+    arm(cl, &cl->bconfigs[which].node, K_BCONFIG, which, NULL, path);
+    fetch(cl, K_BCONFIG, 0, which, NULL, path);
 }
 
 void cl_read_controller(sf_cluster_t *cl) {
@@ -491,6 +528,8 @@ void cl_sync_all(sf_cluster_t *cl) {
     read_children(cl, K_IDS);
     read_children(cl, K_TOPICS);
     read_children(cl, K_DELETES);
+    for (i = 0; i < CL_BCFG_N; i++)
+        read_bconfig(cl, i);
     for (i = 0; i < cl->nbrokers; i++)
         read_broker(cl, cl->brokers[i]);
     for (h = 0; h < cl->nbuckets; h++) {
@@ -670,6 +709,18 @@ static int apply_topic(sf_cluster_t *cl, struct cl_topic *t, sf_cluster_topic_t 
 }
 
 
+/* 1 if two sorted config arrays hold the same entries. */
+static int configs_equal(const sf_cluster_config_entry_t *a, int na,
+                         const sf_cluster_config_entry_t *b, int nb) {
+    int i;
+    if (na != nb)
+        return 0;
+    for (i = 0; i < na; i++)
+        if (strcmp(a[i].name, b[i].name) || strcmp(a[i].value, b[i].value))
+            return 0;
+    return 1;
+}
+
 static void model_data_cb(int err, int zrc, const char *data, int len, const sf_zk_stat_t *stat,
                           void *arg) {
     struct cl_key *k = arg;
@@ -769,6 +820,29 @@ static void model_data_cb(int err, int zrc, const char *data, int len, const sf_
         cl_schedule_rebuild(cl);
         break;
     }
+    case K_BCONFIG: {
+        struct cl_bconfig *bc;
+        sf_cluster_config_entry_t *cfg = NULL;
+        char path[64];
+        int n = 0;
+        if (k->id < 0 || k->id >= CL_BCFG_N || (err != SF_OK && err != SF_ERR_NOTFOUND))
+            break;
+        bc = &cl->bconfigs[k->id];
+        path_bconfig(cl, path, sizeof(path), k->id);
+        if (err == SF_OK && sf_znode_config_decode(data, (size_t)len, &cfg, &n) != SF_OK) {
+            sf_log(SF_LOG_WARNING, "ZK", "ignoring malformed %s", path);
+            cfg = NULL;
+            n = 0;
+        }
+        if (!configs_equal(bc->configs, bc->nconfigs, cfg, n))
+            sf_log(SF_LOG_INFO, "ZK", "dynamic broker config %s: %d entr%s", path, n,
+                   n == 1 ? "y" : "ies");
+        sf_cluster_configs_free(bc->configs, bc->nconfigs);
+        bc->configs = cfg;
+        bc->nconfigs = n;
+        cl_schedule_rebuild(cl);
+        break;
+    }
     case K_CONTROLLER: {
         int32_t id = -1;
         if (err != SF_OK && err != SF_ERR_NOTFOUND)
@@ -847,6 +921,10 @@ static void model_watch_cb(sf_zk_t *zk, int event, const char *path, void *arg) 
         if ((t = find_topic(cl, k->topic)))
             node = &t->cfg;
         break;
+    case K_BCONFIG:
+        if (k->id >= 0 && k->id < CL_BCFG_N)
+            node = &cl->bconfigs[k->id].node;
+        break;
     case K_PSTATE:
         if ((t = find_topic(cl, k->topic)) && k->id >= 0 && k->id < t->nparts)
             node = &t->parts[k->id].node;
@@ -868,6 +946,9 @@ static void model_watch_cb(sf_zk_t *zk, int event, const char *path, void *arg) 
     case K_TOPICS:
     case K_DELETES: read_children(cl, k->kind); break;
     case K_CONTROLLER: cl_read_controller(cl); break;
+    /* Created, changed or deleted: read it again (which also watches it again, for creation
+     * when it is gone). */
+    case K_BCONFIG: read_bconfig(cl, k->id); break;
     case K_BROKER:
         if (event == SF_ZK_EV_DELETED) {
             b->have = 0; /* the children watch drops it */

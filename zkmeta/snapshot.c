@@ -94,6 +94,8 @@ static void snapshot_destroy(sf_cluster_snapshot_t *snap) {
     for (i = 0; i < snap->ndeleting; i++)
         free(snap->deleting[i]);
     free(snap->deleting);
+    sf_cluster_configs_free(snap->broker_configs, snap->nbroker_configs);
+    sf_cluster_configs_free(snap->default_configs, snap->ndefault_configs);
     free(snap);
 }
 
@@ -258,15 +260,15 @@ int sf_cluster_snapshot_deleting(const sf_cluster_snapshot_t *snap, const char *
     return 0;
 }
 
-const char *sf_cluster_topic_config(const sf_cluster_topic_t *topic, const char *name) {
-    int lo = 0, hi;
-    if (!topic || !name)
+const char *sf_cluster_configs_find(const sf_cluster_config_entry_t *configs, int n,
+                                    const char *name) {
+    int lo = 0, hi = n - 1;
+    if (!configs || !name)
         return NULL;
-    hi = topic->nconfigs - 1;
     while (lo <= hi) {
-        int mid = lo + (hi - lo) / 2, c = strcmp(topic->configs[mid].name, name);
+        int mid = lo + (hi - lo) / 2, c = strcmp(configs[mid].name, name);
         if (!c)
-            return topic->configs[mid].value;
+            return configs[mid].value;
         if (c < 0)
             lo = mid + 1;
         else
@@ -275,3 +277,15 @@ const char *sf_cluster_topic_config(const sf_cluster_topic_t *topic, const char 
     return NULL;
 }
 
+const char *sf_cluster_topic_config(const sf_cluster_topic_t *topic, const char *name) {
+    return topic ? sf_cluster_configs_find(topic->configs, topic->nconfigs, name) : NULL;
+}
+
+const char *sf_cluster_snapshot_broker_config(const sf_cluster_snapshot_t *snap,
+                                              int cluster_default, const char *name) {
+    if (!snap)
+        return NULL;
+    if (cluster_default)
+        return sf_cluster_configs_find(snap->default_configs, snap->ndefault_configs, name);
+    return sf_cluster_configs_find(snap->broker_configs, snap->nbroker_configs, name);
+}

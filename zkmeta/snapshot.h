@@ -1,8 +1,9 @@
 /* The cluster metadata as brokers see it: brokers, the controller, topics with their
- * partitions (replicas, leader, leader epoch, ISR) and configs, as read from ZooKeeper
- * (DESIGN.md section 4). A snapshot is immutable and reference counted (atomically), so it
- * may be handed to and read from any thread; the topics it holds are shared with the
- * snapshots before and after it where they did not change. */
+ * partitions (replicas, leader, leader epoch, ISR) and configs, and the dynamic broker configs
+ * of this broker and of the cluster default, as read from ZooKeeper (DESIGN.md section 4). A
+ * snapshot is immutable and reference counted (atomically), so it may be handed to and read
+ * from any thread; the topics it holds are shared with the snapshots before and after it where
+ * they did not change. */
 #ifndef SF_SNAPSHOT_H
 #define SF_SNAPSHOT_H
 
@@ -65,6 +66,13 @@ typedef struct sf_cluster_snapshot {
     int nby_id;
     char **deleting; /* topics whose deletion was requested (/admin/delete_topics), sorted */
     int ndeleting;
+    /* Dynamic broker configs, with Kafka's broker key names ("log.retention.ms"): those of the
+     * broker this snapshot was built for (/config/brokers/<id>) and the cluster-wide default
+     * (/config/brokers/<default>), each sorted by name; NULL/0 when the znode is absent. */
+    sf_cluster_config_entry_t *broker_configs;
+    int nbroker_configs;
+    sf_cluster_config_entry_t *default_configs;
+    int ndefault_configs;
 } sf_cluster_snapshot_t;
 
 /* 1 if the partition has a state znode (leader, epochs and ISR are known). */
@@ -89,11 +97,20 @@ const sf_cluster_topic_t *sf_cluster_snapshot_topic_by_id(const sf_cluster_snaps
 int sf_cluster_snapshot_deleting(const sf_cluster_snapshot_t *snap, const char *name);
 /* A config value of a topic, or NULL if not set (borrowed). */
 const char *sf_cluster_topic_config(const sf_cluster_topic_t *topic, const char *name);
+/* The value of @name in @configs, an array of @n entries sorted by name (binary search), or
+ * NULL if absent (borrowed). */
+const char *sf_cluster_configs_find(const sf_cluster_config_entry_t *configs, int n,
+                                    const char *name);
+/* A dynamic broker config of @snap: this broker's (@cluster_default 0) or the cluster-wide
+ * default (@cluster_default 1); NULL if not set (borrowed). */
+const char *sf_cluster_snapshot_broker_config(const sf_cluster_snapshot_t *snap,
+                                              int cluster_default, const char *name);
 
 /* Build a snapshot from parts (takes ownership of all of them, also on failure): @brokers
- * and @topics are sorted here. @topics holds one reference to each topic (from
- * sf_cluster_topic_new or sf_cluster_topic_ref), so unchanged topics are shared with older
- * snapshots. Returns NULL on no memory. */
+ * and @topics are sorted here; the deletion list and dynamic broker configs start empty (the
+ * caller may fill them in before publishing the snapshot: it frees them). @topics holds one
+ * reference to each topic (from sf_cluster_topic_new or sf_cluster_topic_ref), so unchanged
+ * topics are shared with older snapshots. Returns NULL on no memory. */
 sf_cluster_snapshot_t *sf_cluster_snapshot_build(char *cluster_id, int32_t controller_id,
                                                  int32_t controller_epoch,
                                                  sf_cluster_broker_t *brokers, int nbrokers,

@@ -1,7 +1,8 @@
 /* The module's ZooKeeper writes, each one multi-op: the admin writes behind CreateTopics,
- * DeleteTopics, CreatePartitions and AlterConfigs (any broker: topic assignments, configs and
- * deletion requests only), and the controller's (partition states, topic purges), each fenced
- * by the version of /controller_epoch the controller won (DESIGN.md section 4). */
+ * DeleteTopics, CreatePartitions and AlterConfigs (any broker: topic assignments, topic and
+ * dynamic broker configs and deletion requests only), and the controller's (partition states,
+ * topic purges), each fenced by the version of /controller_epoch the controller won (DESIGN.md
+ * section 4). */
 #include "cluster_int.h"
 
 #include <errno.h>
@@ -21,12 +22,13 @@
 
 /* ---- admin writes ---- */
 
-enum { A_CREATE = 1, A_DELETE, A_ADD, A_CONFIG, A_STATES, A_PURGE };
+enum { A_CREATE = 1, A_DELETE, A_ADD, A_CONFIG, A_STATES, A_PURGE, A_BCONFIG };
 
 /* What a write names in its log line, by kind. */
 static const char *const admin_what[] = {"", "creating topic", "deleting topic",
                                          "adding partitions to", "setting the config of",
-                                         "creating partition states of", "purging topic"};
+                                         "creating partition states of", "purging topic",
+                                         "setting the dynamic config of broker"};
 
 /* Existence probes issued before building a delete / add multi-op. */
 enum { P_TOPIC, P_CFG, P_ADMIN, P_MAX };
@@ -49,8 +51,8 @@ struct cl_admin {
     int nops, capops;
     char **strs;
     int nstrs, capstrs;
-    /* index of the op whose failure has a meaning of its own, -1 if none: create: the
-     * /config/topics op; delete: the topic node op */
+    /* index of the op whose failure has a meaning of its own, -1 if none: create and config:
+     * the /config/topics op; broker config: the /config/brokers op */
     int key_index;
     char *cfg_json;
     /* delete / add: pipelined reads */
@@ -805,24 +807,26 @@ int sf_cluster_partitions_add(sf_cluster_t *cl, const char *topic, int32_t new_t
 
 /* -- config -- */
 
+/* Topic config: check the topic, then set (or create) /config/topics/<t>. Broker config: set
+ * (or create) /config/brokers/<entity>, then the change notification. */
 static void config_multi_cb(int err, int zrc, const sf_zk_op_result_t *res, int n, void *arg) {
     struct cl_admin *a = arg;
-    int f;
+    int f, k = a->key_index;
     if (admin_multi_settled(a, err))
         return;
     f = first_failed(res, n);
-    if (f == 0 && res[0].err == SF_ERR_NOTFOUND) {
+    if (a->kind == A_CONFIG && f == 0 && res[0].err == SF_ERR_NOTFOUND) {
         admin_finish(a, SF_ERR_NOTFOUND);
         return;
     }
-    if (f == 1 && a->retries++ < CL_ADMIN_RETRIES &&
-        (res[1].err == SF_ERR_NOTFOUND || res[1].err == SF_ERR_EXISTS)) {
+    if (f == k && a->retries++ < CL_ADMIN_RETRIES &&
+        (res[k].err == SF_ERR_NOTFOUND || res[k].err == SF_ERR_EXISTS)) {
         int len = (int)strlen(a->cfg_json);
-        if (res[1].err == SF_ERR_NOTFOUND) /* no config node yet: create it */
-            a->ops[1] = sf_zk_op_create(a->ops[1].path, a->cfg_json, len, SF_ZK_PERSISTENT);
+        if (res[k].err == SF_ERR_NOTFOUND) /* no config node yet: create it */
+            a->ops[k] = sf_zk_op_create(a->ops[k].path, a->cfg_json, len, SF_ZK_PERSISTENT);
         else /* created meanwhile: set it */
-            a->ops[1] = sf_zk_op_set(a->ops[1].path, a->cfg_json, len, -1);
-        if (sf_zk_multi(a->cl->zk, a->ops, 2, config_multi_cb, a) == SF_OK)
+            a->ops[k] = sf_zk_op_set(a->ops[k].path, a->cfg_json, len, -1);
+        if (sf_zk_multi(a->cl->zk, a->ops, a->nops, config_multi_cb, a) == SF_OK)
             return;
     }
     admin_multi_failed(a, zrc);
@@ -844,13 +848,56 @@ int sf_cluster_topic_config_set(sf_cluster_t *cl, const char *topic,
     if (!a)
         return SF_ERR_NOMEM;
     a->cfg_json = sf_znode_config_encode(configs, n);
+    a->key_index = 1;
     if (!a->cfg_json || admin_ops_reset(a, 2, 2) ||
         admin_op(a, SF_ZK_OP_CHECK, NULL, -1, "/brokers/topics/%s", topic) ||
         admin_op(a, SF_ZK_OP_SET, a->cfg_json, -1, "/config/topics/%s", topic)) {
         admin_free(a);
         return SF_ERR_NOMEM;
     }
-    rc = sf_zk_multi(cl->zk, a->ops, 2, config_multi_cb, a);
+    rc = sf_zk_multi(cl->zk, a->ops, a->nops, config_multi_cb, a);
+    if (rc != SF_OK)
+        admin_free(a);
+    return rc;
+}
+
+/* "<default>" or a broker id. */
+static int broker_entity_valid(const char *entity) {
+    int32_t id;
+    return entity && (!strcmp(entity, SF_CLUSTER_DEFAULT_ENTITY) ||
+                      sf_znode_parse_id(entity, &id) == SF_OK);
+}
+
+int sf_cluster_broker_config_set(sf_cluster_t *cl, const char *entity,
+                                 const sf_cluster_config_entry_t *configs, int n,
+                                 sf_cluster_done_cb done, void *arg) {
+    struct cl_admin *a;
+    char *note, path[64];
+    int i, rc;
+    if (!broker_entity_valid(entity) || n < 0 || n > SF_CLUSTER_MAX_CONFIGS || (n && !configs))
+        return SF_ERR_INVALID;
+    for (i = 0; i < n; i++)
+        if (!configs[i].name || !*configs[i].name)
+            return SF_ERR_INVALID;
+    if (!ready_for_admin(cl))
+        return SF_ERR_STATE;
+    a = admin_new(cl, A_BCONFIG, entity, done, arg);
+    if (!a)
+        return SF_ERR_NOMEM;
+    snprintf(path, sizeof(path), "brokers/%s", entity);
+    a->cfg_json = sf_znode_config_encode(configs, n);
+    a->key_index = 0;
+    /* The config, and Kafka's notification that it changed (Kafka brokers re-read the entity
+     * it names; they purge old notifications themselves). */
+    if (admin_ops_reset(a, 2, 3) || !a->cfg_json ||
+        admin_op(a, SF_ZK_OP_SET, a->cfg_json, -1, "/config/brokers/%s", entity) ||
+        !(note = admin_str(a, sf_znode_config_change_encode(path))) ||
+        admin_op(a, SF_ZK_OP_CREATE, note, -1, "/config/changes/config_change_")) {
+        admin_free(a);
+        return SF_ERR_NOMEM;
+    }
+    a->ops[1].flags = SF_ZK_SEQUENTIAL; /* admin_op creates plain persistent nodes */
+    rc = sf_zk_multi(cl->zk, a->ops, a->nops, config_multi_cb, a);
     if (rc != SF_OK)
         admin_free(a);
     return rc;

@@ -491,6 +491,22 @@ int sf_znode_config_decode(const char *json, size_t len, sf_cluster_config_entry
     return SF_OK;
 }
 
+/* ---- /config/changes/config_change_<seq> ---- */
+
+char *sf_znode_config_change_encode(const char *entity_path) {
+    json_t *o = json_object();
+    int bad = !o || !entity_path;
+    if (!bad) {
+        bad |= json_object_set_new(o, "version", json_integer(2));
+        bad |= json_object_set_new(o, "entity_path", json_string(entity_path));
+    }
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return dump(o);
+}
+
 /* ---- /controller, /controller_epoch, /cluster/id ---- */
 
 char *sf_znode_controller_encode(int32_t broker_id, int64_t timestamp_ms) {

@@ -8,6 +8,8 @@
  *   /brokers/topics/<t>/partitions/<p>/state {"version":1,"leader":1,"leader_epoch":0,
  *                                             "isr":[1],"controller_epoch":N}
  *   /config/topics/<t>                       {"version":1,"config":{"k":"v"}}
+ *   /config/brokers/<id>, /config/brokers/<default>   the same JSON (dynamic broker configs)
+ *   /config/changes/config_change_<seq>      {"version":2,"entity_path":"brokers/<default>"}
  *   /admin/delete_topics/<t>
  * and the JSON codecs of those znodes, topic names and Kafka's uuids. Pure functions. */
 #ifndef SF_ZNODE_H
@@ -53,11 +55,15 @@ char *sf_znode_pstate_encode(const sf_cluster_partition_t *p);
  * previous isr is freed). */
 int sf_znode_pstate_decode(const char *json, size_t len, sf_cluster_partition_t *p);
 
-/* /config/topics/<t> */
+/* /config/topics/<t> and /config/brokers/<entity> */
 char *sf_znode_config_encode(const sf_cluster_config_entry_t *configs, int n);
 /* @out: a malloc'd array sorted by name (free with sf_cluster_configs_free), NULL when empty. */
 int sf_znode_config_decode(const char *json, size_t len, sf_cluster_config_entry_t **out,
                              int *n);
+
+/* /config/changes/config_change_<seq>: Kafka's change notification for the config of
+ * @entity_path ("brokers/1", "brokers/<default>", "topics/t"). */
+char *sf_znode_config_change_encode(const char *entity_path);
 
 /* /controller */
 char *sf_znode_controller_encode(int32_t broker_id, int64_t timestamp_ms);

@@ -48,17 +48,34 @@ int sf_admin_fail(sf_admin_item_t *it, int16_t err, const char *msg) {
     return 0;
 }
 
-/* 1 when @t's overrides are exactly the set @it wrote. */
-static int configs_shown(const sf_cluster_topic_t *t, const sf_admin_item_t *it) {
+/* 1 when @cfgs (@n entries, sorted) are exactly the set @it wrote. */
+static int configs_shown(const sf_cluster_config_entry_t *cfgs, int n,
+                         const sf_admin_item_t *it) {
     int i;
-    if (t->nconfigs != it->nconfigs)
+    if (n != it->nconfigs)
         return 0;
     for (i = 0; i < it->nconfigs; i++) {
-        const char *v = sf_cluster_topic_config(t, it->configs[i].name);
+        const char *v = sf_cluster_configs_find(cfgs, n, it->configs[i].name);
         if (!v || strcmp(v, it->configs[i].value))
             return 0;
     }
     return 1;
+}
+
+/* 1 when the request's snapshot shows the config set @it wrote. */
+static int item_configs_shown(const sf_kreq_t *kr, const sf_admin_item_t *it) {
+    const sf_cluster_snapshot_t *snap = kr->snap;
+    const sf_cluster_topic_t *t;
+    switch (it->target) {
+    case SF_ADMIN_TARGET_BROKER:
+        return snap && configs_shown(snap->broker_configs, snap->nbroker_configs, it);
+    case SF_ADMIN_TARGET_DEFAULT:
+        return snap && configs_shown(snap->default_configs, snap->ndefault_configs, it);
+    default:
+        /* A topic deleted meanwhile has nothing to show. */
+        t = sf_kreq_topic(kr, it->topic);
+        return !t || configs_shown(t->configs, t->nconfigs, it);
+    }
 }
 
 static int leaders_elected(const sf_cluster_topic_t *t) {
@@ -80,12 +97,13 @@ static int visible(sf_admin_op_t *op) {
         const sf_cluster_topic_t *t;
         if (it->error != SF_KERR_NONE)
             continue;
+        if (op->kind == SF_ADMIN_CONFIGS) {
+            if (!item_configs_shown(op->kr, it))
+                return 0;
+            continue;
+        }
         t = sf_kreq_topic(op->kr, it->topic);
         switch (op->kind) {
-        case SF_ADMIN_CONFIGS:
-            if (t && !configs_shown(t, it)) /* a topic deleted meanwhile has nothing to show */
-                return 0;
-            break;
         case SF_ADMIN_DELETE:
             if (t)
                 return 0;

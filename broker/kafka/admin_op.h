@@ -17,23 +17,32 @@ typedef enum sf_admin_kind {
     SF_ADMIN_CREATE,     /* the topic exists with `partitions` partitions */
     SF_ADMIN_DELETE,     /* the topic is gone */
     SF_ADMIN_PARTITIONS, /* the topic has at least `partitions` partitions */
-    SF_ADMIN_CONFIGS,    /* the topic's overrides are exactly `configs` */
+    SF_ADMIN_CONFIGS,    /* the item's config set (see sf_admin_target_t) is exactly `configs` */
 } sf_admin_kind_t;
+
+/* SF_ADMIN_CONFIGS: the config set an item replaces. */
+typedef enum sf_admin_target {
+    SF_ADMIN_TARGET_TOPIC = 0, /* the overrides of topic `topic` */
+    SF_ADMIN_TARGET_BROKER,    /* this broker's dynamic config (/config/brokers/<id>) */
+    SF_ADMIN_TARGET_DEFAULT,   /* the cluster-wide dynamic default (/config/brokers/<default>) */
+} sf_admin_target_t;
 
 typedef struct sf_admin_op sf_admin_op_t;
 
 typedef struct sf_admin_item {
     sf_admin_op_t *op;
-    char *topic;         /* owned; NULL when the request's name was null */
+    char *topic;         /* owned; NULL when the request's name was null; for a broker config
+                          * the ZooKeeper entity ("1", "<default>") */
     int16_t error;
     const char *message; /* static or in the request arena (read only while unanswered) */
     int32_t partitions;
     int16_t replication_factor; /* SF_ADMIN_CREATE */
     int zk_pending;      /* its ZooKeeper write has not completed */
-    /* SF_ADMIN_CONFIGS: the resource as the request names it (borrowed from the request) and
-     * the new override set of a topic (owned). */
+    /* SF_ADMIN_CONFIGS: the resource as the request names it (borrowed from the request), what
+     * it changes and the new config set (owned). */
     int8_t resource_type;
     sf_slice_t resource_name;
+    sf_admin_target_t target;
     sf_cluster_config_entry_t *configs;
     int nconfigs;
 } sf_admin_item_t;

@@ -1,5 +1,7 @@
 /* DescribeConfigs, AlterConfigs and IncrementalAlterConfigs: topic configs (topiccfg.c) in
- * ZooKeeper, and the broker's own settings. */
+ * ZooKeeper, and the broker's own settings: static (the configuration file) or, for the
+ * broker settings behind topic configs, dynamic (Kafka's /config/brokers/<id> and
+ * /config/brokers/<default>, changed without a restart). */
 #include "dispatch.h"
 
 #include <stdio.h>
@@ -14,6 +16,60 @@
 #define RESOURCE_TOPIC 2
 #define RESOURCE_BROKER 4
 #define MAX_SYNONYMS 6
+
+/* The topic config context of a request: the broker's static configuration with the dynamic
+ * broker configs of the request's own snapshot (referenced until it is answered). */
+static void request_ctx(const sf_kreq_t *kr, sf_topiccfg_ctx_t *ctx) {
+    *ctx = *sf_broker_topiccfg(kr->b);
+    ctx->broker_dyn = kr->snap ? kr->snap->broker_configs : NULL;
+    ctx->nbroker_dyn = kr->snap ? kr->snap->nbroker_configs : 0;
+    ctx->default_dyn = kr->snap ? kr->snap->default_configs : NULL;
+    ctx->ndefault_dyn = kr->snap ? kr->snap->ndefault_configs : 0;
+}
+
+/* The topic config behind a broker setting that may change at run time (a dynamic broker
+ * config), with the index of that setting among its synonyms; NULL for the settings that only
+ * the configuration file sets. Every broker setting behind a topic config is dynamic. */
+static const sf_topiccfg_def_t *dynamic_def(const char *broker_key, int *idx) {
+    return sf_topiccfg_find_synonym(broker_key, idx);
+}
+
+/* The dynamic config a BROKER resource names: "" the cluster-wide default, this broker's id
+ * its own. Another broker's id (Kafka in ZooKeeper mode: each broker changes its own) or a
+ * name that is not an id: 0, with the reason in *@why (when @why is not NULL). */
+static int broker_target(sf_kreq_t *kr, sf_slice_t name, sf_admin_target_t *target,
+                         const char **why) {
+    int32_t me = sf_broker_cfg(kr->b)->broker_id, i;
+    int64_t id = 0;
+    const char *msg = NULL;
+    if (name.len < 0) {
+        msg = "the broker id is null; give this broker's id, or \"\" for the cluster-wide default";
+    } else if (name.len == 0) {
+        *target = SF_ADMIN_TARGET_DEFAULT;
+        return 1;
+    }
+    for (i = 0; !msg && i < name.len; i++) {
+        if (name.p[i] < '0' || name.p[i] > '9' || i >= 10) {
+            msg = why ? sf_kreq_printf(kr, "the broker id must be an integer, but it is: %.*s",
+                                       name.len > 40 ? 40 : (int)name.len, (const char *)name.p)
+                      : "";
+            break;
+        }
+        id = id * 10 + (name.p[i] - '0');
+    }
+    if (!msg && id != me)
+        msg = why ? sf_kreq_printf(kr, "unexpected broker id %lld: this is broker %d (each broker "
+                                       "changes its own dynamic configs; \"\" names the "
+                                       "cluster-wide default)", (long long)id, (int)me)
+                  : "";
+    if (msg) {
+        if (why)
+            *why = msg;
+        return 0;
+    }
+    *target = SF_ADMIN_TARGET_BROKER;
+    return 1;
+}
 
 /* ---- DescribeConfigs ---- */
 
@@ -56,15 +112,16 @@ static int describe_entry(sf_kreq_t *kr, const sf_proto_DescribeConfigsRequest_t
     return SF_OK;
 }
 
-/* The configs of a topic (@t) or of the broker (@t NULL: each topic config's broker
- * setting, read-only until dynamic broker configs exist). */
+/* The configs of a topic (@t) or of this broker (@t NULL: each topic config's broker
+ * setting, read-only unless it is dynamic). */
 static int describe_resource(sf_kreq_t *kr, const sf_proto_DescribeConfigsRequest_t *dreq,
                              const sf_proto_DescribeConfigsRequest_DescribeConfigsResource_t *res,
                              const sf_cluster_topic_t *t,
                              sf_proto_DescribeConfigsResponse_DescribeConfigsResult_t *rr) {
-    const sf_topiccfg_ctx_t *ctx = sf_broker_topiccfg(kr->b);
+    sf_topiccfg_ctx_t ctx;
     size_t n, i;
     const sf_topiccfg_def_t *defs = sf_topiccfg_all(&n);
+    request_ctx(kr, &ctx);
     rr->Configs = sf_kreq_alloc(kr, n, sizeof(*rr->Configs));
     if (!rr->Configs)
         return SF_ERR_NOMEM;
@@ -74,8 +131,35 @@ static int describe_resource(sf_kreq_t *kr, const sf_proto_DescribeConfigsReques
         int nv;
         if (!name || !key_wanted(res, name))
             continue;
-        nv = sf_topiccfg_resolve(ctx, t, &defs[i], vals, MAX_SYNONYMS);
-        if (describe_entry(kr, dreq, &defs[i], name, t == NULL, vals, nv,
+        nv = sf_topiccfg_resolve(&ctx, t, &defs[i], vals, MAX_SYNONYMS);
+        if (describe_entry(kr, dreq, &defs[i], name, !t && !dynamic_def(name, NULL), vals, nv,
+                           &rr->Configs[rr->ConfigsCount++]) != SF_OK)
+            return SF_ERR_NOMEM;
+    }
+    return SF_OK;
+}
+
+/* The cluster-wide default (the resource ""): as Kafka, only the dynamic defaults that are
+ * set, each as it is stored (settings StreamFlow does not know are left out). */
+static int describe_default(sf_kreq_t *kr, const sf_proto_DescribeConfigsRequest_t *dreq,
+                            const sf_proto_DescribeConfigsRequest_DescribeConfigsResource_t *res,
+                            sf_proto_DescribeConfigsResponse_DescribeConfigsResult_t *rr) {
+    const sf_cluster_snapshot_t *snap = kr->snap;
+    int n = snap ? snap->ndefault_configs : 0, i;
+    rr->Configs = sf_kreq_alloc(kr, (size_t)n, sizeof(*rr->Configs));
+    if (!rr->Configs)
+        return SF_ERR_NOMEM;
+    for (i = 0; i < n; i++) {
+        const sf_cluster_config_entry_t *e = &snap->default_configs[i];
+        const sf_topiccfg_def_t *def = dynamic_def(e->name, NULL);
+        sf_topiccfg_value_t v;
+        if (!def || !key_wanted(res, e->name))
+            continue;
+        memset(&v, 0, sizeof(v));
+        v.name = e->name;
+        v.value = e->value;
+        v.source = SF_CFGSRC_DYNAMIC_DEFAULT_BROKER;
+        if (describe_entry(kr, dreq, def, e->name, 0, &v, 1,
                            &rr->Configs[rr->ConfigsCount++]) != SF_OK)
             return SF_ERR_NOMEM;
     }
@@ -84,7 +168,6 @@ static int describe_resource(sf_kreq_t *kr, const sf_proto_DescribeConfigsReques
 
 void sf_kapi_DescribeConfigs(sf_kreq_t *kr, void *msg) {
     const sf_proto_DescribeConfigsRequest_t *dreq = msg;
-    const sf_brokercfg_t *cfg = sf_broker_cfg(kr->b);
     sf_proto_DescribeConfigsResponse_t resp;
     int i;
 
@@ -96,24 +179,35 @@ void sf_kapi_DescribeConfigs(sf_kreq_t *kr, void *msg) {
     for (i = 0; i < dreq->ResourcesCount; i++) {
         const sf_proto_DescribeConfigsRequest_DescribeConfigsResource_t *res = &dreq->Resources[i];
         sf_proto_DescribeConfigsResponse_DescribeConfigsResult_t *rr = &resp.Results[i];
-        char *name = sf_kreq_str(kr, res->ResourceName), id[16];
         const sf_cluster_topic_t *t = NULL;
+        sf_admin_target_t target = SF_ADMIN_TARGET_TOPIC;
+        const char *why = NULL;
+        int rc = SF_OK;
         sf_proto_DescribeConfigsResponse_DescribeConfigsResult_init(rr);
         rr->ResourceType = res->ResourceType;
         rr->ResourceName = res->ResourceName;
-        snprintf(id, sizeof(id), "%d", cfg->broker_id);
-        if (res->ResourceType == RESOURCE_TOPIC && !(t = sf_kreq_topic(kr, name))) {
-            rr->ErrorCode = SF_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-            rr->ErrorMessage = sf_slice_cstr("the topic does not exist");
-        } else if (res->ResourceType == RESOURCE_BROKER && (!name || (name[0] && strcmp(name, id)))) {
-            rr->ErrorCode = SF_KERR_INVALID_REQUEST;
-            rr->ErrorMessage = sf_slice_cstr("not this broker's id");
-        } else if (res->ResourceType != RESOURCE_TOPIC && res->ResourceType != RESOURCE_BROKER) {
+        if (res->ResourceType == RESOURCE_TOPIC) {
+            if (!(t = sf_kreq_topic(kr, sf_kreq_str(kr, res->ResourceName)))) {
+                rr->ErrorCode = SF_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+                rr->ErrorMessage = sf_slice_cstr("the topic does not exist");
+            } else {
+                rc = describe_resource(kr, dreq, res, t, rr);
+            }
+        } else if (res->ResourceType == RESOURCE_BROKER) {
+            if (!broker_target(kr, res->ResourceName, &target, &why)) {
+                rr->ErrorCode = SF_KERR_INVALID_REQUEST;
+                rr->ErrorMessage = sf_slice_cstr(why);
+            } else if (target == SF_ADMIN_TARGET_DEFAULT) {
+                rc = describe_default(kr, dreq, res, rr);
+            } else {
+                rc = describe_resource(kr, dreq, res, NULL, rr);
+            }
+        } else {
             rr->ErrorCode = SF_KERR_INVALID_REQUEST;
             rr->ErrorMessage = sf_slice_cstr("only topic and broker resources are described");
-        } else if (describe_resource(kr, dreq, res, t, rr) != SF_OK) {
-            goto nomem;
         }
+        if (rc != SF_OK)
+            goto nomem;
     }
     sf_kreq_respond(kr, &resp);
     return;
@@ -128,6 +222,15 @@ nomem:
 typedef sf_proto_IncrementalAlterConfigsRequest_AlterConfigsResource_t config_resource_t;
 typedef sf_proto_IncrementalAlterConfigsRequest_AlterableConfig_t config_change_t;
 
+/* The config set a resource's changes apply to. */
+typedef struct config_target {
+    sf_admin_target_t target;
+    const sf_cluster_topic_t *t;          /* SF_ADMIN_TARGET_TOPIC: the topic */
+    const sf_cluster_config_entry_t *cur; /* the set as it is now (sorted) */
+    int ncur;
+    sf_topiccfg_ctx_t inherited; /* where a key not in the set takes its value from */
+} config_target_t;
+
 static int config_find(const sf_cluster_config_entry_t *cfgs, int n, const char *name) {
     int i;
     for (i = 0; i < n; i++)
@@ -136,17 +239,16 @@ static int config_find(const sf_cluster_config_entry_t *cfgs, int n, const char 
     return -1;
 }
 
-/* The new value of one change, or NULL to unset; sets it->error when the change is bad.
- * Returns a malloc'd value in *@out (NULL: unset). */
+/* The new value of one change to @name, which is @def's name (a topic) or its broker synonym
+ * @syn (a broker), or NULL to unset; sets it->error when the change is bad. Returns a
+ * malloc'd value in *@out (NULL: unset). */
 static int change_value(sf_kreq_t *kr, sf_admin_item_t *it, const config_change_t *ch,
-                        const char *name, const char *value, const char *current,
-                        const sf_cluster_topic_t *t, int incremental, char **out) {
-    const sf_topiccfg_def_t *def = sf_topiccfg_find(name);
+                        const char *name, const sf_topiccfg_def_t *def, int syn,
+                        const char *value, const char *current, const config_target_t *tg,
+                        int incremental, char **out) {
     char why[160], buf[256];
+    int ok;
     *out = NULL;
-    if (!def)
-        return sf_admin_fail(it, SF_KERR_INVALID_CONFIG,
-                             sf_kreq_printf(kr, "unknown topic config %.200s", name));
     switch (ch->ConfigOperation) {
     case SF_PROTO_CONFIG_OP_SET:
         if (!value && incremental)
@@ -172,9 +274,9 @@ static int change_value(sf_kreq_t *kr, sf_admin_item_t *it, const config_change_
             return sf_admin_fail(it, SF_KERR_INVALID_CONFIG,
                                  sf_kreq_printf(kr, "invalid value \"%.100s\" for %s: %s", value,
                                                 name, why));
-        /* The list to edit: the override, else the topic's effective value (as Kafka). */
+        /* The list to edit: the set's value, else the one it inherits (as Kafka for topics). */
         if (!current)
-            current = sf_topiccfg_get(sf_broker_topiccfg(kr->b), t, name, buf, sizeof(buf));
+            current = sf_topiccfg_get(&tg->inherited, tg->t, def->name, buf, sizeof(buf));
         if (!(*out = sf_topiccfg_list_edit(current, value,
                                            ch->ConfigOperation == SF_PROTO_CONFIG_OP_SUBTRACT)))
             return sf_admin_fail(it, SF_KERR_UNKNOWN_SERVER_ERROR, NULL);
@@ -184,12 +286,17 @@ static int change_value(sf_kreq_t *kr, sf_admin_item_t *it, const config_change_
                              sf_kreq_printf(kr, "unknown config operation %d for %s",
                                             ch->ConfigOperation, name));
     }
-    if (*out && !sf_topiccfg_validate(def, *out, why, sizeof(why))) {
-        sf_admin_fail(it, SF_KERR_INVALID_CONFIG,
-                      sf_kreq_printf(kr, "invalid value \"%.100s\" for %s: %s", *out, name, why));
-        free(*out);
-        *out = NULL;
-        return 0;
+    if (*out) {
+        ok = syn >= 0 ? sf_topiccfg_validate_synonym(def, syn, *out, why, sizeof(why))
+                      : sf_topiccfg_validate(def, *out, why, sizeof(why));
+        if (!ok) {
+            sf_admin_fail(it, SF_KERR_INVALID_CONFIG,
+                          sf_kreq_printf(kr, "invalid value \"%.100s\" for %s: %s", *out, name,
+                                         why));
+            free(*out);
+            *out = NULL;
+            return 0;
+        }
     }
     if (*out) {
         const char *norm = sf_topiccfg_normalize(def, *out, buf, sizeof(buf));
@@ -202,19 +309,42 @@ static int change_value(sf_kreq_t *kr, sf_admin_item_t *it, const config_change_
     return 1;
 }
 
-/* Apply @res's changes to a copy of the topic's overrides (incremental) or to an empty set
+/* Broker resources: the keys that are not dynamic, refused together (a DELETE of one that is
+ * stored, written by another tool, is let through: it only removes it). Returns 1 if none. */
+static int broker_keys_dynamic(sf_kreq_t *kr, sf_admin_item_t *it, const config_resource_t *res,
+                               const config_target_t *tg) {
+    char list[256];
+    size_t len = 0;
+    int j, bad = 0;
+    list[0] = '\0';
+    for (j = 0; j < res->ConfigsCount; j++) {
+        const config_change_t *ch = &res->Configs[j];
+        char *name = sf_kreq_str(kr, ch->Name);
+        if (!name || dynamic_def(name, NULL) ||
+            (ch->ConfigOperation == SF_PROTO_CONFIG_OP_DELETE &&
+             sf_cluster_configs_find(tg->cur, tg->ncur, name)))
+            continue;
+        if (bad++ < 5 && len < sizeof(list))
+            len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%.80s", len ? ", " : "",
+                                    name);
+    }
+    if (!bad)
+        return 1;
+    return sf_admin_fail(it, SF_KERR_INVALID_REQUEST,
+                         sf_kreq_printf(kr, "%s%s cannot be updated dynamically (the broker "
+                                            "settings behind topic configs can; change the "
+                                            "others in the configuration file)",
+                                        list, bad > 5 ? ", ..." : ""));
+}
+
+/* Apply @res's changes to a copy of the target's current set (incremental) or to an empty set
  * (AlterConfigs replaces the whole set) into it->configs. Returns 1 when the set is ready. */
-static int prepare_topic(sf_kreq_t *kr, sf_admin_item_t *it, const config_resource_t *res,
-                         int incremental) {
-    const sf_cluster_topic_t *t;
+static int prepare_configs(sf_kreq_t *kr, sf_admin_item_t *it, const config_resource_t *res,
+                           const config_target_t *tg, int incremental) {
     sf_cluster_config_entry_t *cfgs;
     sf_admin_key_t *keys;
     int n = 0, j, ok = 1;
 
-    if (!(it->topic = sf_slice_strdup(res->ResourceName)))
-        return sf_admin_fail(it, SF_KERR_UNKNOWN_SERVER_ERROR, NULL);
-    if (!(t = sf_kreq_topic(kr, it->topic)))
-        return sf_admin_fail(it, SF_KERR_UNKNOWN_TOPIC_OR_PARTITION, "the topic does not exist");
     if (!(keys = calloc((size_t)res->ConfigsCount + 1, sizeof(*keys))))
         return sf_admin_fail(it, SF_KERR_UNKNOWN_SERVER_ERROR, NULL);
     for (j = 0; j < res->ConfigsCount; j++) {
@@ -229,16 +359,18 @@ static int prepare_topic(sf_kreq_t *kr, sf_admin_item_t *it, const config_resour
                                             res->Configs[j].Name.len > 200 ? 200
                                                                            : res->Configs[j].Name.len,
                                             (const char *)res->Configs[j].Name.p));
-    cfgs = calloc((size_t)(incremental ? t->nconfigs : 0) + (size_t)res->ConfigsCount + 1,
+    if (tg->target != SF_ADMIN_TARGET_TOPIC && !broker_keys_dynamic(kr, it, res, tg))
+        return 0;
+    cfgs = calloc((size_t)(incremental ? tg->ncur : 0) + (size_t)res->ConfigsCount + 1,
                   sizeof(*cfgs));
     if (!cfgs)
         return sf_admin_fail(it, SF_KERR_UNKNOWN_SERVER_ERROR, NULL);
-    /* Overrides StreamFlow does not know (written by other tools) are kept as they are. */
-    for (j = 0; incremental && j < t->nconfigs && ok; j++) {
-        if (!t->configs[j].name || !t->configs[j].value)
+    /* Entries StreamFlow does not know (written by other tools) are kept as they are. */
+    for (j = 0; incremental && j < tg->ncur && ok; j++) {
+        if (!tg->cur[j].name || !tg->cur[j].value)
             continue;
-        cfgs[n].name = strdup(t->configs[j].name);
-        cfgs[n].value = strdup(t->configs[j].value);
+        cfgs[n].name = strdup(tg->cur[j].name);
+        cfgs[n].value = strdup(tg->cur[j].value);
         ok = cfgs[n].name && cfgs[n].value;
         n++;
     }
@@ -246,15 +378,24 @@ static int prepare_topic(sf_kreq_t *kr, sf_admin_item_t *it, const config_resour
         sf_admin_fail(it, SF_KERR_UNKNOWN_SERVER_ERROR, NULL);
     for (j = 0; ok && j < res->ConfigsCount; j++) {
         const config_change_t *ch = &res->Configs[j];
-        char *name = sf_kreq_str(kr, ch->Name), *value = sf_kreq_str(kr, ch->Value), *nv;
-        int at;
+        char *name = sf_kreq_str(kr, ch->Name), *value = sf_kreq_str(kr, ch->Value), *nv = NULL;
+        const sf_topiccfg_def_t *def;
+        int at, syn = -1;
         if (!name || strlen(name) != (size_t)ch->Name.len) {
             ok = sf_admin_fail(it, SF_KERR_INVALID_CONFIG, "bad config name");
             break;
         }
         at = config_find(cfgs, n, name);
-        if (!(ok = change_value(kr, it, ch, name, value, at >= 0 ? cfgs[at].value : NULL, t,
-                                incremental, &nv)))
+        if (tg->target != SF_ADMIN_TARGET_TOPIC)
+            def = dynamic_def(name, &syn);
+        else if (!(def = sf_topiccfg_find(name))) {
+            ok = sf_admin_fail(it, SF_KERR_INVALID_CONFIG,
+                               sf_kreq_printf(kr, "unknown topic config %.200s", name));
+            break;
+        }
+        /* (a broker key without a definition is the DELETE of a stored one: see above) */
+        if (def && !(ok = change_value(kr, it, ch, name, def, syn, value,
+                                       at >= 0 ? cfgs[at].value : NULL, tg, incremental, &nv)))
             break;
         if (!nv) {
             if (at >= 0) {
@@ -281,6 +422,51 @@ static int prepare_topic(sf_kreq_t *kr, sf_admin_item_t *it, const config_resour
     it->configs = cfgs;
     it->nconfigs = n;
     return 1;
+}
+
+/* A topic resource: its overrides, inheriting from the broker. */
+static int prepare_topic(sf_kreq_t *kr, sf_admin_item_t *it, const config_resource_t *res,
+                         int incremental) {
+    config_target_t tg;
+    if (!(it->topic = sf_slice_strdup(res->ResourceName)))
+        return sf_admin_fail(it, SF_KERR_UNKNOWN_SERVER_ERROR, NULL);
+    memset(&tg, 0, sizeof(tg));
+    tg.target = it->target = SF_ADMIN_TARGET_TOPIC;
+    if (!(tg.t = sf_kreq_topic(kr, it->topic)))
+        return sf_admin_fail(it, SF_KERR_UNKNOWN_TOPIC_OR_PARTITION, "the topic does not exist");
+    tg.cur = tg.t->configs;
+    tg.ncur = tg.t->nconfigs;
+    request_ctx(kr, &tg.inherited);
+    return prepare_configs(kr, it, res, &tg, incremental);
+}
+
+/* A broker resource (@target from broker_target): this broker's dynamic configs, inheriting
+ * from the cluster default and the file, or the cluster default, inheriting from the file. */
+static int prepare_broker(sf_kreq_t *kr, sf_admin_item_t *it, const config_resource_t *res,
+                          sf_admin_target_t target, int incremental) {
+    const sf_cluster_snapshot_t *snap = kr->snap;
+    config_target_t tg;
+    memset(&tg, 0, sizeof(tg));
+    tg.target = it->target = target;
+    request_ctx(kr, &tg.inherited);
+    tg.inherited.broker_dyn = NULL;
+    tg.inherited.nbroker_dyn = 0;
+    if (target == SF_ADMIN_TARGET_DEFAULT) {
+        tg.cur = snap ? snap->default_configs : NULL;
+        tg.ncur = snap ? snap->ndefault_configs : 0;
+        tg.inherited.default_dyn = NULL;
+        tg.inherited.ndefault_dyn = 0;
+        it->topic = strdup(SF_CLUSTER_DEFAULT_ENTITY);
+    } else {
+        tg.cur = snap ? snap->broker_configs : NULL;
+        tg.ncur = snap ? snap->nbroker_configs : 0;
+        char id[16];
+        snprintf(id, sizeof(id), "%d", (int)sf_broker_cfg(kr->b)->broker_id);
+        it->topic = strdup(id);
+    }
+    if (!it->topic)
+        return sf_admin_fail(it, SF_KERR_UNKNOWN_SERVER_ERROR, NULL);
+    return prepare_configs(kr, it, res, &tg, incremental);
 }
 
 static void alter_respond(sf_admin_op_t *op) {
@@ -322,12 +508,35 @@ static void alter_respond(sf_admin_op_t *op) {
     }
 }
 
+/* Start the ZooKeeper write of a prepared item. */
+static void alter_write(sf_kreq_t *kr, sf_cluster_t *cl, sf_admin_item_t *it, int incremental) {
+    const char *how = incremental ? "changing" : "replacing";
+    if (it->target == SF_ADMIN_TARGET_TOPIC) {
+        sf_log(SF_LOG_INFO, "ADMIN", "%s: %s the config of %s (%d override(s))",
+               sf_kreq_peer(kr), how, it->topic, it->nconfigs);
+        sf_admin_started(it, sf_cluster_topic_config_set(cl, it->topic, it->configs,
+                                                         it->nconfigs, sf_admin_done, it));
+        return;
+    }
+    if (it->target == SF_ADMIN_TARGET_DEFAULT)
+        sf_log(SF_LOG_INFO, "ADMIN", "%s: %s the cluster-wide dynamic broker config (%d "
+               "setting(s))", sf_kreq_peer(kr), how, it->nconfigs);
+    else
+        sf_log(SF_LOG_INFO, "ADMIN", "%s: %s the dynamic config of broker %s (%d setting(s))",
+               sf_kreq_peer(kr), how, it->topic, it->nconfigs);
+    sf_admin_started(it, sf_cluster_broker_config_set(cl, it->topic, it->configs, it->nconfigs,
+                                                      sf_admin_done, it));
+}
+
 static void alter_run(sf_kreq_t *kr, int incremental, const config_resource_t *res, int32_t nres,
                       bool validate_only) {
     sf_cluster_t *cl = sf_broker_cluster(kr->b);
     sf_admin_key_t *keys = calloc((size_t)nres + 1, sizeof(*keys));
     char *dup = calloc((size_t)nres + 1, 1);
     sf_admin_op_t *op = sf_admin_op_new(kr, SF_ADMIN_CONFIGS, nres, alter_respond);
+    int nentity[SF_ADMIN_TARGET_DEFAULT + 1] = {0};
+    sf_admin_target_t target;
+    const char *why;
     int i;
 
     if (!keys || !dup || !op) {
@@ -347,28 +556,43 @@ static void alter_run(sf_kreq_t *kr, int incremental, const config_resource_t *r
         keys[i].idx = i;
     }
     sf_admin_find_dups(keys, nres, dup);
+    /* One resource per broker entity ("1" and "01" name the same one). */
+    for (i = 0; i < nres; i++)
+        if (res[i].ResourceType == RESOURCE_BROKER && !dup[i] &&
+            broker_target(kr, res[i].ResourceName, &target, NULL))
+            nentity[target]++;
     for (i = 0; i < nres; i++) {
         sf_admin_item_t *it = &op->items[i];
-        if (dup[i])
+        if (dup[i]) {
             sf_admin_fail(it, SF_KERR_INVALID_REQUEST, "the resource is named more than once");
-        else if (res[i].ResourceType == RESOURCE_BROKER)
-            sf_admin_fail(it, SF_KERR_INVALID_REQUEST,
-                          "broker configs are read-only; change streamflowd.conf");
-        else if (res[i].ResourceType != RESOURCE_TOPIC)
+            continue;
+        }
+        if (res[i].ResourceType == RESOURCE_BROKER) {
+            if (!broker_target(kr, res[i].ResourceName, &target, &why)) {
+                sf_admin_fail(it, SF_KERR_INVALID_REQUEST, why);
+                continue;
+            }
+            if (nentity[target] > 1) {
+                sf_admin_fail(it, SF_KERR_INVALID_REQUEST, "the resource is named more than once");
+                continue;
+            }
+            if (!prepare_broker(kr, it, &res[i], target, incremental))
+                continue;
+        } else if (res[i].ResourceType != RESOURCE_TOPIC) {
             sf_admin_fail(it, SF_KERR_INVALID_REQUEST,
                           sf_kreq_printf(kr, "resource type %d cannot be altered; only topics (2) "
-                                             "can", res[i].ResourceType));
-        else if (!prepare_topic(kr, it, &res[i], incremental) || validate_only)
+                                             "and brokers (4) can", res[i].ResourceType));
             continue;
-        else if (!cl)
-            sf_admin_fail(it, SF_KERR_NOT_CONTROLLER, "the broker is not registered in ZooKeeper yet");
-        else {
-            sf_log(SF_LOG_INFO, "ADMIN", "%s: %s the config of %s (%d override(s))",
-                   sf_kreq_peer(kr), incremental ? "changing" : "replacing", it->topic,
-                   it->nconfigs);
-            sf_admin_started(it, sf_cluster_topic_config_set(cl, it->topic, it->configs,
-                                                             it->nconfigs, sf_admin_done, it));
+        } else if (!prepare_topic(kr, it, &res[i], incremental)) {
+            continue;
         }
+        if (validate_only)
+            continue;
+        if (!cl)
+            sf_admin_fail(it, SF_KERR_NOT_CONTROLLER,
+                          "the broker is not registered in ZooKeeper yet");
+        else
+            alter_write(kr, cl, it, incremental);
     }
     free(keys);
     free(dup);

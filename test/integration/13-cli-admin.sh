@@ -251,7 +251,8 @@ run config get --broker 1
 expect_rc 0 "config get --broker"
 expect_out 'STATIC_BROKER_CONFIG' "config get --broker"
 run config get --broker 1 --output json
-jcheck "config get --broker json" 'd["resource_type"] == "broker" and d["resource_name"] == "1" and len(d["configs"]) > 0 and all(c["source"] in ("STATIC_BROKER_CONFIG", "DEFAULT_CONFIG") and c["read_only"] for c in d["configs"])'
+# The broker settings behind topic configs are dynamic broker configs: none is read-only.
+jcheck "config get --broker json" 'd["resource_type"] == "broker" and d["resource_name"] == "1" and len(d["configs"]) > 0 and all(c["source"] in ("STATIC_BROKER_CONFIG", "DEFAULT_CONFIG") and not c["read_only"] for c in d["configs"])'
 # What the file sets is a static broker config (log.retention.hours, in ms); the rest defaults.
 jcheck "config get --broker sources" '{c["name"]: (c["value"], c["source"]) for c in d["configs"]}["log.retention.ms"] == ("360000000", "STATIC_BROKER_CONFIG") and {c["name"]: c["source"] for c in d["configs"]}["log.segment.bytes"] == "DEFAULT_CONFIG"'
 # Broker resources are named with the broker's keys, not the topic configs they back.

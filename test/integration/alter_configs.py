@@ -255,8 +255,9 @@ ck_expect_err("acfg", {"compression.type": "brotli"}, ERR_INVALID_CONFIG, "compr
 ck_expect_err("acfg", {"cleanup.policy": "delete,shred"}, ERR_INVALID_CONFIG, "cleanup.policy",
               "cleanup.policy=delete,shred")
 ck_expect_err("no-such-topic", {"retention.ms": "1"}, KafkaError.UNKNOWN_TOPIC_OR_PART, "", "unknown topic")
-ck_expect_err("1", {"log.retention.ms": "1"}, ERR_INVALID_REQUEST, "read-only", "broker resource",
-              rtype=ConfigResource.Type.BROKER)
+# Broker resources take the dynamic broker configs (18-dynamic-configs), not the other settings.
+ck_expect_err("1", {"log.dirs": "/tmp/x"}, ERR_INVALID_REQUEST, "cannot be updated dynamically",
+              "a static broker setting", rtype=ConfigResource.Type.BROKER)
 check(zk_config("acfg") == before, "a refused or validate-only AlterConfigs changed /config/topics/acfg")
 info("AlterConfigs errors and validate_only ok")
 
@@ -322,7 +323,7 @@ for v in (0, 1):
 check(zk_config("acfg") == before, "a refused IncrementalAlterConfigs changed /config/topics/acfg")
 
 # Several resources in one request: each gets its own answer, in order.
-res = iac([(BROKER, "1", [("log.retention.ms", SET, "1")]),
+res = iac([(BROKER, "1", [("log.dirs", SET, "/tmp/x")]),
            (TOPIC, "acseg", [("flush.messages", SET, "1000")]),
            (8, "1", [("root", SET, "DEBUG")]),
            (3, "x", []),
@@ -332,10 +333,10 @@ check([(e, t, n) for e, _, t, n in res] ==
       [(ERR_INVALID_REQUEST, BROKER, "1"), (0, TOPIC, "acseg"), (ERR_INVALID_REQUEST, 8, "1"),
        (ERR_INVALID_REQUEST, 3, "x"), (ERR_INVALID_REQUEST, TOPIC, "acfg"),
        (ERR_INVALID_REQUEST, TOPIC, "acfg")], "mixed IncrementalAlterConfigs: %r" % res)
-check("read-only" in res[0][1], "broker resource message: %r" % res[0][1])
+check("log.dirs cannot be updated dynamically" in res[0][1], "broker resource message: %r" % res[0][1])
 expect_overrides("acseg", {"flush.messages": "1000"}, "mixed request")
 check(zk_config("acfg") == before, "a duplicated resource was applied")
-info("per-resource answers ok (broker, unknown types, duplicates)")
+info("per-resource answers ok (a static broker setting, unknown types, duplicates)")
 
 # A truncated request closes that connection and nothing else.
 conn = kwire.Conn(bootstrap)

@@ -300,6 +300,49 @@ static int has_nbrokers(void *arg) {
 
 static int is_ctrl(void *arg) { return ((inst_t *)arg)->is_ctrl; }
 
+/* A dynamic broker config in an instance's snapshot: its own (cluster_default 0) or the
+ * default's, with @n entries and @key = @val (@key NULL: only the count; @val NULL: absent). */
+struct bcfg_pred {
+    inst_t *in;
+    int cluster_default;
+    int n;
+    const char *key, *val;
+};
+
+static int has_bcfg(void *arg) {
+    struct bcfg_pred *p = arg;
+    const sf_cluster_snapshot_t *snap = p->in->snap;
+    const char *v;
+    if (!snap)
+        return 0;
+    if ((p->cluster_default ? snap->ndefault_configs : snap->nbroker_configs) != p->n)
+        return 0;
+    if (!p->key)
+        return 1;
+    v = sf_cluster_snapshot_broker_config(snap, p->cluster_default, p->key);
+    return p->val ? v && !strcmp(v, p->val) : v == NULL;
+}
+
+/* The change notifications under /config/changes naming @entity_path. */
+static int count_changes(const char *entity_path) {
+    struct pget g, d;
+    char want[128], path[256];
+    int i, n = 0;
+    snprintf(want, sizeof(want), "{\"version\":2,\"entity_path\":\"%s\"}", entity_path);
+    if (probe_children("/config/changes", &g) != SF_OK)
+        return -1;
+    for (i = 0; i < g.nchildren; i++) {
+        snprintf(path, sizeof(path), "/config/changes/%s", g.children[i]);
+        if (!strncmp(g.children[i], "config_change_", 14) && strlen(g.children[i]) == 24 &&
+            probe_get(path, &d) == SF_OK && d.data && !strcmp(d.data, want) &&
+            d.stat.ephemeral_owner == 0)
+            n++;
+        pget_free(&d);
+    }
+    pget_free(&g);
+    return n;
+}
+
 struct done_state {
     int done, err;
 };
@@ -459,8 +502,12 @@ int main(int argc, char **argv) {
           g.data ? g.data : "-");
     pget_free(&g);
     check(probe_exists("/brokers/topics") && probe_exists("/config/topics") &&
+              probe_exists("/config/brokers") && probe_exists("/config/changes") &&
               probe_exists("/admin/delete_topics"),
           "base paths exist");
+    check(a.snap && a.snap->nbroker_configs == 0 && !a.snap->broker_configs &&
+              a.snap->ndefault_configs == 0 && !a.snap->default_configs,
+          "no dynamic broker configs yet");
     check_broker_znode(&a);
     check(a.snap && sf_cluster_snapshot_broker(a.snap, 1) &&
               sf_cluster_snapshot_broker(a.snap, 1)->epoch == sf_cluster_broker_epoch(a.cl) &&
@@ -586,6 +633,98 @@ int main(int argc, char **argv) {
               "config of a missing topic: SF_ERR_NOTFOUND");
     }
 
+    /* 8b. dynamic broker configs */
+    {
+        sf_cluster_config_entry_t d1[2] = {{"log.retention.ms", "1000"},
+                                           {"log.message.timestamp.type", "LogAppendTime"}};
+        sf_cluster_config_entry_t d2[1] = {{"log.segment.bytes", "1048576"}};
+        sf_cluster_config_entry_t b2[1] = {{"log.retention.hours", "5"}};
+        struct bcfg_pred bp;
+        const sf_cluster_snapshot_t *s0;
+        struct done_state d0;
+
+        check(sf_cluster_broker_config_set(a.cl, "x", d1, 2, admin_done, &d) == SF_ERR_INVALID &&
+                  sf_cluster_broker_config_set(a.cl, "", d1, 2, admin_done, &d) ==
+                      SF_ERR_INVALID &&
+                  sf_cluster_broker_config_set(a.cl, "01", d1, 2, admin_done, &d) ==
+                      SF_ERR_INVALID &&
+                  sf_cluster_broker_config_set(a.cl, NULL, d1, 2, admin_done, &d) ==
+                      SF_ERR_INVALID,
+              "broker config of a bad entity: SF_ERR_INVALID");
+        memset(&d, 0, sizeof(d));
+        check(admin_wait(sf_cluster_broker_config_set(a.cl, "<default>", d1, 2, admin_done, &d),
+                         &d) == SF_OK,
+              "set the cluster default (creates /config/brokers/<default>)");
+        rc = probe_get("/config/brokers/<default>", &g);
+        check(rc == SF_OK && g.data &&
+                  !strcmp(g.data, "{\"version\":1,\"config\":{\"log.retention.ms\":\"1000\","
+                                  "\"log.message.timestamp.type\":\"LogAppendTime\"}}"),
+              "/config/brokers/<default>: %s", g.data ? g.data : "-");
+        pget_free(&g);
+        check(count_changes("brokers/<default>") == 1,
+              "one persistent sequential /config/changes/config_change_ for brokers/<default>");
+        bp = (struct bcfg_pred){.in = &b, .cluster_default = 1, .n = 2,
+                                .key = "log.message.timestamp.type", .val = "LogAppendTime"};
+        check(run_until(has_bcfg, &bp, 5000), "broker 2 sees the new default (watch: created)");
+        s0 = b.snap;
+        check(s0 && !strcmp(s0->default_configs[0].name, "log.message.timestamp.type") &&
+                  !strcmp(s0->default_configs[1].name, "log.retention.ms") &&
+                  !strcmp(sf_cluster_snapshot_broker_config(s0, 1, "log.retention.ms") ?: "",
+                          "1000") &&
+                  !sf_cluster_snapshot_broker_config(s0, 0, "log.retention.ms") &&
+                  s0->nbroker_configs == 0,
+              "the default is sorted by name; broker 2's own config stays empty");
+        bp.in = &a;
+        check(run_until(has_bcfg, &bp, 5000), "broker 1 sees it too");
+
+        memset(&d, 0, sizeof(d));
+        check(admin_wait(sf_cluster_broker_config_set(b.cl, "<default>", d2, 1, admin_done, &d),
+                         &d) == SF_OK,
+              "replace the cluster default");
+        bp = (struct bcfg_pred){.in = &a, .cluster_default = 1, .n = 1,
+                                .key = "log.segment.bytes", .val = "1048576"};
+        check(run_until(has_bcfg, &bp, 5000),
+              "broker 1 sees the default replaced, not merged (watch: changed)");
+        check(count_changes("brokers/<default>") == 2, "a second change notification");
+
+        memset(&d, 0, sizeof(d));
+        check(admin_wait(sf_cluster_broker_config_set(a.cl, "2", b2, 1, admin_done, &d), &d) ==
+                  SF_OK,
+              "set broker 2's own dynamic config (from broker 1)");
+        bp = (struct bcfg_pred){.in = &b, .cluster_default = 0, .n = 1,
+                                .key = "log.retention.hours", .val = "5"};
+        check(run_until(has_bcfg, &bp, 5000), "broker 2 sees its own config");
+        run_for(300);
+        check(a.snap && a.snap->nbroker_configs == 0 && a.snap->ndefault_configs == 1,
+              "broker 1 does not take broker 2's config");
+        check(count_changes("brokers/2") == 1, "a change notification for brokers/2");
+
+        /* Deleted by another tool: gone from the snapshots, and watched for its return. */
+        memset(&d0, 0, sizeof(d0));
+        if (sf_zk_delete(probe, "/config/brokers/<default>", -1, del_cb, &d0) == SF_OK)
+            run_until(admin_is_done, &d0, 10000);
+        check(d0.done && d0.err == SF_OK, "delete /config/brokers/<default> directly");
+        bp = (struct bcfg_pred){.in = &b, .cluster_default = 1, .n = 0};
+        check(run_until(has_bcfg, &bp, 5000), "broker 2 sees no default (watch: deleted)");
+        memset(&d, 0, sizeof(d));
+        check(admin_wait(sf_cluster_broker_config_set(a.cl, "<default>", d1, 2, admin_done, &d),
+                         &d) == SF_OK,
+              "set the cluster default again (creates it again)");
+        bp = (struct bcfg_pred){.in = &b, .cluster_default = 1, .n = 2, .key = "log.retention.ms",
+                                .val = "1000"};
+        check(run_until(has_bcfg, &bp, 5000), "broker 2 sees it again (re-armed after deletion)");
+        memset(&d, 0, sizeof(d));
+        check(admin_wait(sf_cluster_broker_config_set(a.cl, "2", NULL, 0, admin_done, &d), &d) ==
+                  SF_OK,
+              "clear broker 2's own config");
+        bp = (struct bcfg_pred){.in = &b, .cluster_default = 0, .n = 0};
+        check(run_until(has_bcfg, &bp, 5000), "broker 2's own config is empty");
+        rc = probe_get("/config/brokers/2", &g);
+        check(rc == SF_OK && g.data && !strcmp(g.data, "{\"version\":1,\"config\":{}}"),
+              "/config/brokers/2: %s", g.data ? g.data : "-");
+        pget_free(&g);
+    }
+
     /* 9. explicit assignment */
     {
         int32_t as[4] = {2, 1, 1, 2};
@@ -644,6 +783,17 @@ int main(int argc, char **argv) {
               "admin writes work after the restart");
         sp = (struct snap_pred){.in = &b, .topic = "t3", .nparts = 1};
         check(run_until(has_topic_parts, &sp, 10000), "watches survived: broker 2 sees t3");
+        {
+            sf_cluster_config_entry_t r1[1] = {{"log.retention.ms", "2000"}};
+            struct bcfg_pred bp = {.in = &b, .cluster_default = 1, .n = 1,
+                                   .key = "log.retention.ms", .val = "2000"};
+            memset(&d, 0, sizeof(d));
+            check(admin_wait(sf_cluster_broker_config_set(a.cl, "<default>", r1, 1, admin_done,
+                                                          &d), &d) == SF_OK,
+                  "dynamic broker config write after the restart");
+            check(run_until(has_bcfg, &bp, 10000),
+                  "watches survived: broker 2 sees the new default");
+        }
     }
 
     /* 12. controller failover: broker 1 leaves, its ephemerals vanish at once */
@@ -677,6 +827,36 @@ int main(int argc, char **argv) {
         check(run_until(has_topic_parts, &sp, 5000), "watches re-set: t4 in the snapshot");
         check(b.snap && sf_cluster_snapshot_topic(b.snap, "t2") && b.snap->controller_id == 2,
               "t2 still known, controller 2");
+        {
+            sf_cluster_config_entry_t e1[1] = {{"log.roll.ms", "60000"}};
+            struct bcfg_pred bp = {.in = &b, .cluster_default = 1, .n = 1, .key = "log.roll.ms",
+                                   .val = "60000"};
+            memset(&d, 0, sizeof(d));
+            check(admin_wait(sf_cluster_broker_config_set(b.cl, "<default>", e1, 1, admin_done,
+                                                          &d), &d) == SF_OK,
+                  "dynamic broker config write after expiry");
+            check(run_until(has_bcfg, &bp, 5000), "watch re-set after expiry: the new default");
+        }
+        /* A broker that starts now has the dynamic configs in its first snapshot. */
+        {
+            inst_t e;
+            sf_cluster_config_entry_t e3[1] = {{"compression.type", "zstd"}};
+            memset(&d, 0, sizeof(d));
+            check(admin_wait(sf_cluster_broker_config_set(b.cl, "3", e3, 1, admin_done, &d), &d) ==
+                      SF_OK,
+                  "set broker 3's config before it starts");
+            check(inst_start(&e, root, 3, SESSION_MS, 15000) == SF_OK, "broker 3 starts");
+            run_until(is_ready, &e, 16000);
+            check(e.ready && e.err == SF_OK && e.nsnaps == 1 && e.snap &&
+                      e.snap->nbroker_configs == 1 &&
+                      !strcmp(sf_cluster_snapshot_broker_config(e.snap, 0, "compression.type")
+                                  ?: "",
+                              "zstd") &&
+                      !strcmp(sf_cluster_snapshot_broker_config(e.snap, 1, "log.roll.ms") ?: "",
+                              "60000"),
+                  "broker 3's first snapshot has its own and the default dynamic configs");
+            inst_stop(&e);
+        }
     }
     inst_stop(&b);
 

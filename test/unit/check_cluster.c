@@ -197,6 +197,50 @@ START_TEST(test_config_golden) {
 }
 END_TEST
 
+/* Dynamic broker configs: the snapshot's two arrays (freed with it), the lookup helpers, and
+ * Kafka's change notification. */
+START_TEST(test_broker_configs) {
+    sf_cluster_snapshot_t *s = sf_cluster_snapshot_build(NULL, -1, -1, NULL, 0, NULL, 0);
+    char *j;
+    int n;
+    ck_assert_ptr_nonnull(s);
+    ck_assert_ptr_null(sf_cluster_snapshot_broker_config(s, 0, "log.retention.ms"));
+    ck_assert_ptr_null(sf_cluster_snapshot_broker_config(s, 1, "log.retention.ms"));
+    ck_assert_int_eq(sf_znode_config_decode(S("{\"version\":1,\"config\":{\"log.segment.bytes\":"
+                                                "\"1024\",\"compression.type\":\"zstd\","
+                                                "\"log.retention.ms\":\"5\"}}"),
+                                              &s->broker_configs, &n),
+                     SF_OK);
+    s->nbroker_configs = n;
+    ck_assert_int_eq(sf_znode_config_decode(S("{\"version\":1,\"config\":{\"log.retention.ms\":"
+                                                "\"7\"}}"),
+                                              &s->default_configs, &n),
+                     SF_OK);
+    s->ndefault_configs = n;
+    ck_assert_str_eq(sf_cluster_snapshot_broker_config(s, 0, "compression.type"), "zstd");
+    ck_assert_str_eq(sf_cluster_snapshot_broker_config(s, 0, "log.segment.bytes"), "1024");
+    ck_assert_str_eq(sf_cluster_snapshot_broker_config(s, 0, "log.retention.ms"), "5");
+    ck_assert_str_eq(sf_cluster_snapshot_broker_config(s, 1, "log.retention.ms"), "7");
+    ck_assert_ptr_null(sf_cluster_snapshot_broker_config(s, 1, "compression.type"));
+    ck_assert_ptr_null(sf_cluster_snapshot_broker_config(s, 0, "a"));
+    ck_assert_ptr_null(sf_cluster_snapshot_broker_config(s, 0, "zzz"));
+    ck_assert_ptr_null(sf_cluster_snapshot_broker_config(s, 0, NULL));
+    ck_assert_ptr_null(sf_cluster_snapshot_broker_config(NULL, 0, "log.retention.ms"));
+    ck_assert_ptr_null(sf_cluster_configs_find(NULL, 0, "x"));
+    ck_assert_str_eq(sf_cluster_configs_find(s->broker_configs, 1, "compression.type"), "zstd");
+    ck_assert_ptr_null(sf_cluster_configs_find(s->broker_configs, 1, "log.retention.ms"));
+    sf_cluster_snapshot_unref(s); /* frees both arrays (ASan / valgrind would see a leak) */
+
+    j = sf_znode_config_change_encode("brokers/<default>");
+    ck_assert_str_eq(j, "{\"version\":2,\"entity_path\":\"brokers/<default>\"}");
+    free(j);
+    j = sf_znode_config_change_encode("brokers/1");
+    ck_assert_str_eq(j, "{\"version\":2,\"entity_path\":\"brokers/1\"}");
+    free(j);
+    ck_assert_ptr_null(sf_znode_config_change_encode(NULL));
+}
+END_TEST
+
 START_TEST(test_controller_epoch_id_golden) {
     int32_t id = -5, e = -5;
     char *s, *cid;
@@ -621,6 +665,7 @@ static Suite *cluster_suite(void) {
     tcase_add_test(core, test_topic_encode);
     tcase_add_test(core, test_pstate_golden);
     tcase_add_test(core, test_config_golden);
+    tcase_add_test(core, test_broker_configs);
     tcase_add_test(core, test_controller_epoch_id_golden);
     tcase_add_test(core, test_uuid);
     tcase_add_test(core, test_assign_kafka_vector);

@@ -12,7 +12,8 @@
  *
  * core: every API version the dispatcher serves for ApiVersions, Produce, Fetch, ListOffsets,
  *       Metadata, DescribeConfigs and DeleteRecords, legacy message formats both ways, topic
- *       configs that change what is stored (LogAppendTime, compression.type), long polls.
+ *       configs that change what is stored (LogAppendTime, compression.type), long polls,
+ *       dynamic broker configs (DescribeConfigs, validate-only IncrementalAlterConfigs).
  * limits: unknown APIs and versions, bodies that do not decode, every refusal of a produce
  *       (nothing stored), unknown topics, ids, partitions and offsets, wait expiry, size
  *       limits of a fetch. */
@@ -1751,6 +1752,130 @@ START_TEST(test_describe_configs_unknown) {
 }
 END_TEST
 
+/* ---- dynamic broker configs: DescribeConfigs and (validate-only) IncrementalAlterConfigs ---- */
+
+static sf_cluster_config_entry_t *entries(const char *const *kv, int n) {
+    sf_cluster_config_entry_t *e = calloc((size_t)n, sizeof(*e));
+    int i;
+    ck_assert_ptr_nonnull(e);
+    for (i = 0; i < n; i++) {
+        e[i].name = strdup(kv[2 * i]);
+        e[i].value = strdup(kv[2 * i + 1]);
+    }
+    return e;
+}
+
+static sf_proto_DescribeConfigsResponse_DescribeConfigsResult_t *describe_broker(const char *name) {
+    sf_proto_DescribeConfigsRequest_t req;
+    sf_proto_DescribeConfigsRequest_DescribeConfigsResource_t res;
+    sf_proto_DescribeConfigsResponse_t *resp;
+    sf_proto_DescribeConfigsRequest_init(&req);
+    sf_proto_DescribeConfigsRequest_DescribeConfigsResource_init(&res);
+    res.ResourceType = 4; /* BROKER */
+    res.ResourceName = sf_slice_cstr(name);
+    res.ConfigurationKeysCount = -1;
+    req.ResourcesCount = 1;
+    req.Resources = &res;
+    req.IncludeSynonyms = true;
+    resp = body_of(send_msg(SF_PROTO_API_DescribeConfigs, 1, &req));
+    ck_assert_int_eq(resp->ResultsCount, 1);
+    return &resp->Results[0];
+}
+
+/* One IncrementalAlterConfigs v1 change of a BROKER resource: the error code. */
+static int16_t alter_broker(const char *name, const char *key, int8_t op, const char *value,
+                            bool validate_only) {
+    sf_proto_IncrementalAlterConfigsRequest_t req;
+    sf_proto_IncrementalAlterConfigsRequest_AlterConfigsResource_t res;
+    sf_proto_IncrementalAlterConfigsRequest_AlterableConfig_t ch;
+    sf_proto_IncrementalAlterConfigsResponse_t *resp;
+    sf_proto_IncrementalAlterConfigsRequest_init(&req);
+    sf_proto_IncrementalAlterConfigsRequest_AlterConfigsResource_init(&res);
+    sf_proto_IncrementalAlterConfigsRequest_AlterableConfig_init(&ch);
+    ch.Name = sf_slice_cstr(key);
+    ch.ConfigOperation = op;
+    ch.Value = sf_slice_cstr(value);
+    res.ResourceType = 4;
+    res.ResourceName = sf_slice_cstr(name);
+    res.ConfigsCount = 1;
+    res.Configs = &ch;
+    req.ResourcesCount = 1;
+    req.Resources = &res;
+    req.ValidateOnly = validate_only;
+    resp = body_of(send_msg(SF_PROTO_API_IncrementalAlterConfigs, 1, &req));
+    ck_assert_int_eq(resp->ResponsesCount, 1);
+    ck_assert_int_eq(resp->Responses[0].ResourceType, 4);
+    ck_assert(sf_slice_eq(resp->Responses[0].ResourceName, name));
+    return resp->Responses[0].ErrorCode;
+}
+
+START_TEST(test_dynamic_broker_configs) {
+    static const char *const mine[] = {"log.retention.ms", "7000"};
+    static const char *const dflt[] = {"log.message.timestamp.type", "LogAppendTime",
+                                       "log.retention.ms", "5000", "no.such.setting", "1"};
+    const sf_proto_DescribeConfigsResponse_DescribeConfigsResult_t *rr;
+    const sf_proto_DescribeConfigsResponse_DescribeConfigsResourceResult_t *c;
+    int i;
+    /* As the snapshot of ZooKeeper's /config/brokers/1 and /config/brokers/<default>. */
+    fb.snap->broker_configs = entries(mine, 1);
+    fb.snap->nbroker_configs = 1;
+    fb.snap->default_configs = entries(dflt, 3);
+    fb.snap->ndefault_configs = 3;
+
+    rr = describe_broker("1");
+    ck_assert_int_eq(rr->ErrorCode, 0);
+    for (i = 0; i < rr->ConfigsCount; i++)
+        ck_assert(!rr->Configs[i].ReadOnly); /* every broker setting behind a topic config */
+    c = config_entry(rr, "log.retention.ms");
+    ck_assert(sf_slice_eq(c->Value, "7000"));
+    ck_assert_int_eq(c->ConfigSource, 2); /* DYNAMIC_BROKER_CONFIG */
+    ck_assert_int_eq(c->SynonymsCount, 4);
+    ck_assert(sf_slice_eq(c->Synonyms[1].Name, "log.retention.ms"));
+    ck_assert(sf_slice_eq(c->Synonyms[1].Value, "5000"));
+    ck_assert_int_eq(c->Synonyms[1].Source, 3);
+    ck_assert(sf_slice_eq(c->Synonyms[2].Name, "log.retention.hours"));
+    ck_assert_int_eq(c->Synonyms[2].Source, 4);
+    ck_assert_int_eq(c->Synonyms[3].Source, 5);
+    c = config_entry(rr, "log.message.timestamp.type");
+    ck_assert(sf_slice_eq(c->Value, "LogAppendTime"));
+    ck_assert_int_eq(c->ConfigSource, 3); /* DYNAMIC_DEFAULT_BROKER_CONFIG */
+    ck_assert_int_eq(config_entry(rr, "log.segment.bytes")->ConfigSource, 5);
+    /* A topic inherits them. */
+    c = config_entry(describe_topic(1, "gz", true), "retention.ms");
+    ck_assert(sf_slice_eq(c->Value, "7000"));
+    ck_assert_int_eq(c->ConfigSource, 2);
+    /* The default: only what is set, as stored (settings StreamFlow does not know left out). */
+    rr = describe_broker("");
+    ck_assert_int_eq(rr->ErrorCode, 0);
+    ck_assert_int_eq(rr->ConfigsCount, 2);
+    ck_assert(sf_slice_eq(rr->Configs[0].Name, "log.message.timestamp.type"));
+    ck_assert(sf_slice_eq(rr->Configs[1].Value, "5000"));
+    ck_assert_int_eq(rr->Configs[1].ConfigSource, 3);
+    ck_assert_int_eq(rr->Configs[1].SynonymsCount, 1);
+    ck_assert_int_eq(describe_broker("2")->ErrorCode, SF_KERR_INVALID_REQUEST);
+    ck_assert_int_eq(describe_broker("x1")->ErrorCode, SF_KERR_INVALID_REQUEST);
+
+    /* Validation, as the topic configs behind them (hours in ms); no write without
+     * validate_only, as the broker is not in ZooKeeper. */
+    ck_assert_int_eq(alter_broker("1", "log.retention.hours", 0, "5", true), 0);
+    ck_assert_int_eq(alter_broker("", "log.cleanup.policy", 2, "compact", true), 0);
+    ck_assert_int_eq(alter_broker("01", "log.retention.ms", 0, "5", true), 0);
+    ck_assert_int_eq(alter_broker("1", "log.retention.hours", 0, "5h", true),
+                     SF_KERR_INVALID_CONFIG);
+    ck_assert_int_eq(alter_broker("1", "log.retention.minutes", 0, "-2", true), 0); /* -1 */
+    ck_assert_int_eq(alter_broker("1", "log.segment.bytes", 0, "13", true), SF_KERR_INVALID_CONFIG);
+    ck_assert_int_eq(alter_broker("1", "log.dirs", 0, "/x", true), SF_KERR_INVALID_REQUEST);
+    ck_assert_int_eq(alter_broker("1", "segment.bytes", 0, "1024", true), SF_KERR_INVALID_REQUEST);
+    ck_assert_int_eq(alter_broker("", "no.such.setting", 1, NULL, true), 0); /* stored: removable */
+    ck_assert_int_eq(alter_broker("", "log.dirs", 1, NULL, true), SF_KERR_INVALID_REQUEST);
+    ck_assert_int_eq(alter_broker("1", "log.retention.ms", 2, "5", true), SF_KERR_INVALID_REQUEST);
+    ck_assert_int_eq(alter_broker("2", "log.retention.ms", 0, "5", true), SF_KERR_INVALID_REQUEST);
+    ck_assert_int_eq(alter_broker("12345678901", "log.retention.ms", 0, "5", true),
+                     SF_KERR_INVALID_REQUEST);
+    ck_assert_int_eq(alter_broker("1", "log.retention.ms", 0, "5", false), SF_KERR_NOT_CONTROLLER);
+}
+END_TEST
+
 /* ---- DeleteRecords ---- */
 
 START_TEST(test_delete_records) {
@@ -1825,6 +1950,7 @@ static Suite *kafka_suite(void) {
     tcase_add_test(core, test_metadata);
     tcase_add_test(core, test_metadata_by_topic_id);
     tcase_add_test(core, test_describe_configs);
+    tcase_add_test(core, test_dynamic_broker_configs);
     tcase_add_test(core, test_delete_records);
     tcase_add_test(limits, test_api_versions_unknown_version);
     tcase_add_test(limits, test_api_versions_bad_client_software);
