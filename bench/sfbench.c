@@ -3,7 +3,7 @@
  * cluster, so that both are measured by the same client code in the same run.
  *
  *   sfbench produce --bootstrap B --topic T --records N --size S [--acks 1] [--linger-ms 5]
- *                   [--batch-size 1000000] [--rate R] [--partition 0]
+ *                   [--batch-size 1000000] [--rate R] [--partition 0 | --any-partition]
  *   sfbench consume --bootstrap B --topic T --records N [--partition 0]
  *   sfbench latency --bootstrap B --topic T --rate 10000 --size 1024 --seconds 10 [--linger-ms 0]
  *   sfbench suite   --bootstrap B [--records N] [--records-1k N] [--rate R] [--seconds S]
@@ -445,7 +445,7 @@ static int cmd_serve_mock(const struct bench_opts *in) {
 static void usage(FILE *f) {
     fputs("usage:\n"
           "  sfbench produce --bootstrap B --topic T --records N --size S [--acks 1] [--linger-ms 5]\n"
-          "                  [--batch-size 1000000] [--rate R] [--partition P]\n"
+          "                  [--batch-size 1000000] [--rate R] [--partition P | --any-partition]\n"
           "  sfbench consume --bootstrap B --topic T --records N [--partition P]\n"
           "  sfbench latency --bootstrap B --topic T [--rate 10000] [--size 1024] [--seconds 10] [--linger-ms 0]\n"
           "  sfbench suite   --bootstrap B [--records N] [--records-1k N] [--rate R] [--seconds S]\n"
@@ -472,6 +472,7 @@ int main(int argc, char **argv) {
         {"linger-ms", required_argument, NULL, 'l'}, {"batch-size", required_argument, NULL, 'B'},
         {"rate", required_argument, NULL, 'r'},      {"seconds", required_argument, NULL, 'S'},
         {"partition", required_argument, NULL, 'p'}, {"brokers", required_argument, NULL, 'N'},
+        {"any-partition", no_argument, NULL, 'A'},
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
     struct bench_opts o = {
         .topic = "sfbench", .records = 1000000, .records_1k = 500000, .size = 100, .acks = "1",
@@ -498,6 +499,7 @@ int main(int argc, char **argv) {
         case 'r': o.rate = (double)parse_long(optarg, "--rate"); break;
         case 'S': o.seconds = (double)parse_long(optarg, "--seconds"); break;
         case 'p': o.partition = (int)parse_long(optarg, "--partition"); break;
+        case 'A': o.partition = RD_KAFKA_PARTITION_UA; break; /* the partitioner spreads them */
         case 'N': o.brokers = (int)parse_long(optarg, "--brokers"); break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;

@@ -2,9 +2,12 @@
 
 #include "broker.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <event2/event.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,127 +15,96 @@
 #include <systemd/sd-daemon.h>
 #endif
 
+#include "acceptor.h"
 #include "brokercfg.h"
 #include "clock.h"
 #include "cluster.h"
-#include "err.h"
 #include "dispatch.h"
+#include "err.h"
+#include "iopool.h"
 #include "logdir.h"
 #include "logging.h"
+#include "mailbox.h"
 #include "purgatory.h"
-#include "server.h"
-#include "topiccfg.h"
+#include "replicas.h"
+#include "view.h"
+#include "worker.h"
 
 struct sf_broker {
-    struct event_base *base;
+    struct event_base *base; /* the metadata thread's loop */
     const sf_brokercfg_t *cfg;
+    sf_mailbox_t *mb;        /* the metadata thread's */
     sf_logdir_t **logdirs;
     size_t nlogdirs;
-    sf_server_t *server;
-    sf_purgatory_t *purgatory;
-    sf_topiccfg_ctx_t topiccfg;
+    sf_acceptor_t *acceptor;
+    sf_worker_t **workers;
+    sf_view_t **worker_views; /* worker_views[i]: worker i's newest view (its thread only) */
+    int nworkers;
+    unsigned next_worker;     /* round robin of new connections */
+    sf_iopool_t *io;          /* appends and disk reads */
+    sf_iopool_t *manager;     /* log creation, deletion and retention */
+    sf_purgatory_t *purgatory; /* the metadata thread's (admin requests) */
+    sf_replicas_t *replicas;
+    sf_view_t *view;          /* the metadata thread's newest view */
     sf_cluster_t *cluster;
-    sf_cluster_snapshot_t *snap; /* our reference to the newest snapshot */
     struct event *retention_ev;
+    sf_mail_t retention_job;
+    atomic_int retention_running;
     char **endpoints; /* advertised "NAME://host:port" */
     size_t nendpoints;
     int ready;
     int stopping;
+    int quiescing; /* workers yet to confirm they stopped reading */
     int exit_code;
 };
 
-sf_log_t *sf_broker_log(sf_broker_t *b, const char *topic, int32_t partition) {
-    size_t i;
-    for (i = 0; i < b->nlogdirs; i++) {
-        sf_log_t *log = sf_logdir_get(b->logdirs[i], topic, partition);
-        if (log)
-            return log;
-    }
-    return NULL;
+/* ---- views: built on the metadata thread, handed to every worker ---- */
+
+typedef struct view_mail {
+    sf_broker_t *b;
+    int worker;
+    sf_view_t *view; /* the reference handed over */
+} view_mail_t;
+
+/* On worker @vm->worker: its newest view. */
+static void view_arrived(void *arg) {
+    view_mail_t *vm = arg;
+    sf_broker_t *b = vm->b;
+    sf_view_unref(b->worker_views[vm->worker]);
+    b->worker_views[vm->worker] = vm->view;
+    sf_purgatory_notify(sf_broker_purgatory(b), sf_pkey_metadata());
+    free(vm);
 }
 
-/* New partitions go to the log directory holding the fewest (Kafka's rule). */
-static sf_logdir_t *least_loaded_logdir(sf_broker_t *b) {
-    sf_logdir_t *best = b->logdirs[0];
-    size_t i;
-    for (i = 1; i < b->nlogdirs; i++)
-        if (sf_logdir_count(b->logdirs[i]) < sf_logdir_count(best))
-            best = b->logdirs[i];
-    return best;
-}
-
-static int is_replica(const sf_cluster_partition_t *part, int32_t id) {
+/* From the table of partitions (metadata thread): takes the reference. */
+static void publish_view(void *arg, sf_view_t *v) {
+    sf_broker_t *b = arg;
     int i;
-    for (i = 0; i < part->nreplicas; i++)
-        if (part->replicas[i] == id)
-            return 1;
-    return 0;
-}
-
-/* Make the local logs match @snap: open a log for every partition this broker is a replica of,
- * apply topic config changes, and delete the logs of topics deleted since @old. Logs of topics
- * ZooKeeper never told us about are left alone: their loss must not follow from a missing
- * znode. */
-static void sync_logs(sf_broker_t *b, const sf_cluster_snapshot_t *old,
-                      const sf_cluster_snapshot_t *snap) {
-    int t, p;
-    int32_t me = b->cfg->broker_id;
-
-    /* Deleted topics first: a topic recreated under a new id loses its old data here and
-     * starts empty below. */
-    for (t = 0; old && t < old->ntopics; t++) {
-        const sf_cluster_topic_t *gone = old->topics[t];
-        const sf_cluster_topic_t *now = sf_cluster_snapshot_topic(snap, gone->name);
-        if (now && !memcmp(now->topic_id, gone->topic_id, sizeof(now->topic_id)))
-            continue;
-        for (p = 0; p < gone->npartitions; p++) {
-            size_t i;
-            for (i = 0; i < b->nlogdirs; i++)
-                if (sf_logdir_remove(b->logdirs[i], gone->name, p) == SF_OK)
-                    sf_log(SF_LOG_INFO, "STORAGE", "deleted the log of %s-%d", gone->name, p);
+    for (i = 0; i < b->nworkers; i++) {
+        view_mail_t *vm = malloc(sizeof(*vm));
+        if (vm) {
+            vm->b = b;
+            vm->worker = i;
+            vm->view = sf_view_ref(v);
+        }
+        if (!vm || sf_worker_post(b->workers[i], view_arrived, vm) != 0) {
+            if (vm)
+                sf_view_unref(vm->view);
+            free(vm);
+            sf_log(SF_LOG_ERR, "BROKER", "out of memory: network thread %d keeps its metadata", i);
         }
     }
-    for (t = 0; t < snap->ntopics; t++) {
-        const sf_cluster_topic_t *topic = snap->topics[t];
-        sf_log_config_t lc;
-        sf_topiccfg_log_config(&b->topiccfg, topic, &lc);
-        for (p = 0; p < topic->npartitions; p++) {
-            const sf_cluster_partition_t *part = &topic->partitions[p];
-            sf_log_t *log;
-            if (!is_replica(part, me))
-                continue;
-            log = sf_broker_log(b, topic->name, p);
-            if (log) {
-                sf_log_set_config(log, &lc);
-            } else {
-                int rc = sf_logdir_create(least_loaded_logdir(b), topic->name, p, &lc, &log);
-                if (rc != SF_OK) {
-                    sf_log(SF_LOG_ERR, "STORAGE", "cannot create the log of %s-%d: %s",
-                           topic->name, p, sf_err_str(rc));
-                    continue;
-                }
-            }
-            if (part->leader_epoch >= 0)
-                sf_log_set_leader_epoch(log, part->leader_epoch);
-        }
-    }
+    sf_view_unref(b->view);
+    b->view = v;
+    sf_purgatory_notify(b->purgatory, sf_pkey_metadata());
 }
+
+/* ---- ZooKeeper events (metadata thread) ---- */
 
 static void on_snapshot(void *arg, sf_cluster_snapshot_t *snap) {
     sf_broker_t *b = arg;
-    sf_cluster_snapshot_t *old = b->snap;
-    if (b->stopping)
-        return;
-    b->snap = sf_cluster_snapshot_ref(snap);
-    /* The dynamic broker configs live in the snapshot: b->snap keeps them alive until the
-     * next one replaces them here. sync_logs applies them to every log. */
-    b->topiccfg.broker_dyn = snap->broker_configs;
-    b->topiccfg.nbroker_dyn = snap->nbroker_configs;
-    b->topiccfg.default_dyn = snap->default_configs;
-    b->topiccfg.ndefault_dyn = snap->ndefault_configs;
-    sync_logs(b, old, snap);
-    sf_cluster_snapshot_unref(old);
-    sf_purgatory_notify(b->purgatory, sf_pkey_metadata());
+    if (!b->stopping)
+        sf_replicas_update(b->replicas, snap);
 }
 
 static void on_ready(void *arg, int err, const char *errmsg) {
@@ -157,15 +129,40 @@ static void on_controller(void *arg, int is_controller, int32_t epoch) {
            is_controller ? "is now" : "is no longer", epoch);
 }
 
-static void retention_cb(evutil_socket_t fd, short what, void *arg) {
+/* ---- retention: a timer here, the work on the log-manager thread ---- */
+
+static void retention_job(void *arg) {
     sf_broker_t *b = arg;
     int64_t now = sf_clock_wall_ms();
     size_t i;
-    (void)fd;
-    (void)what;
     for (i = 0; i < b->nlogdirs; i++)
         sf_logdir_retention(b->logdirs[i], now);
+    atomic_store(&b->retention_running, 0);
 }
+
+static void retention_cb(evutil_socket_t fd, short what, void *arg) {
+    sf_broker_t *b = arg;
+    (void)fd;
+    (void)what;
+    /* A pass still running (a slow disk) is not queued behind again. */
+    if (atomic_exchange(&b->retention_running, 1))
+        return;
+    b->retention_job.fn = retention_job;
+    b->retention_job.arg = b;
+    b->retention_job.heap = 0;
+    sf_iopool_submit(b->manager, 0, &b->retention_job);
+}
+
+/* ---- connections: accepted here, served by a worker ---- */
+
+static void handoff(void *arg, int fd, const struct sockaddr *sa, const char *listener,
+                    SSL_CTX *tls_ctx) {
+    sf_broker_t *b = arg;
+    sf_worker_t *w = b->workers[b->next_worker++ % (unsigned)b->nworkers];
+    sf_worker_adopt(w, fd, sa, listener, tls_ctx);
+}
+
+/* ---- endpoints ---- */
 
 /* The advertised endpoints, with the real port for listeners bound to port 0. */
 static int make_endpoints(sf_broker_t *b, char *errstr, size_t errstr_size) {
@@ -180,7 +177,7 @@ static int make_endpoints(sf_broker_t *b, char *errstr, size_t errstr_size) {
         if (l.port == 0)
             for (j = 0; j < cfg->nlisteners; j++)
                 if (!strcmp(cfg->listeners[j].name, l.name))
-                    l.port = sf_server_port(b->server, j);
+                    l.port = sf_acceptor_port(b->acceptor, j);
         b->endpoints[i] = strdup(sf_brokercfg_listener_str(&l, buf, sizeof(buf)));
         if (!b->endpoints[i])
             goto nomem;
@@ -223,60 +220,71 @@ int sf_broker_endpoint_parse(const char *endpoint, const char *listener, char *h
     return endpoint_split(endpoint, host, hostsize, port);
 }
 
-int sf_broker_new(struct event_base *base, const sf_brokercfg_t *cfg, sf_broker_t **out,
-                  char *errstr, size_t errstr_size) {
-    sf_broker_t *b = calloc(1, sizeof(*b));
-    sf_cluster_options_t opt;
+/* ---- startup ---- */
+
+static int open_logdirs(sf_broker_t *b, char *errstr, size_t errstr_size) {
+    const sf_brokercfg_t *cfg = b->cfg;
+    sf_topiccfg_ctx_t ctx = {cfg, NULL, 0, NULL, 0};
+    sf_log_config_t defaults;
+    size_t i;
+    int rc;
+    sf_topiccfg_log_config(&ctx, NULL, &defaults);
+    b->logdirs = calloc(cfg->nlog_dirs, sizeof(*b->logdirs));
+    if (!b->logdirs) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return SF_ERR_NOMEM;
+    }
+    for (i = 0; i < cfg->nlog_dirs; i++) {
+        rc = sf_logdir_open(cfg->log_dirs[i], &defaults, &b->logdirs[i], errstr, errstr_size);
+        if (rc != SF_OK)
+            return rc;
+        b->nlogdirs++;
+        rc = sf_logdir_check_broker_id(b->logdirs[i], cfg->broker_id, errstr, errstr_size);
+        if (rc != SF_OK)
+            return rc;
+        rc = sf_logdir_start_flusher(b->logdirs[i], cfg->log_flush_check_interval_ms);
+        if (rc != SF_OK) {
+            snprintf(errstr, errstr_size, "%s: cannot start the flusher thread", cfg->log_dirs[i]);
+            return rc;
+        }
+    }
+    return SF_OK;
+}
+
+/* The threads: I/O, log manager, network workers. */
+static int start_threads(sf_broker_t *b, char *errstr, size_t errstr_size) {
+    const sf_brokercfg_t *cfg = b->cfg;
+    int i, rc;
+    b->io = sf_iopool_new(cfg->num_io_threads, "io");
+    b->manager = sf_iopool_new(1, "logmgr");
+    b->workers = calloc((size_t)cfg->num_network_threads, sizeof(*b->workers));
+    b->worker_views = calloc((size_t)cfg->num_network_threads, sizeof(*b->worker_views));
+    if (!b->io || !b->manager || !b->workers || !b->worker_views) {
+        snprintf(errstr, errstr_size, "cannot start the I/O threads");
+        return SF_ERR_NOMEM;
+    }
+    for (i = 0; i < cfg->num_network_threads; i++) {
+        rc = sf_worker_start(i, cfg, sf_kafka_dispatch, b, &b->workers[i]);
+        if (rc != SF_OK) {
+            snprintf(errstr, errstr_size, "cannot start network thread %d: %s", i, sf_err_str(rc));
+            return rc;
+        }
+        b->nworkers++;
+    }
+    return SF_OK;
+}
+
+static int start_cluster(sf_broker_t *b, char *errstr, size_t errstr_size) {
+    const sf_brokercfg_t *cfg = b->cfg;
     sf_cluster_callbacks_t cbs = {on_ready, on_snapshot, on_controller};
+    sf_cluster_options_t opt;
     char host[256] = "";
     int32_t port = -1;
     size_t i;
     int rc;
-    struct timeval tv;
-
-    if (!b) {
-        snprintf(errstr, errstr_size, "out of memory");
-        return SF_ERR_NOMEM;
-    }
-    sf_log_config_t defaults;
-
-    b->base = base;
-    b->cfg = cfg;
-    b->topiccfg.cfg = cfg;
-    sf_topiccfg_log_config(&b->topiccfg, NULL, &defaults);
-
-    rc = SF_ERR_NOMEM;
-    b->logdirs = calloc(cfg->nlog_dirs, sizeof(*b->logdirs));
-    if (!b->logdirs)
-        goto nomem;
-    for (i = 0; i < cfg->nlog_dirs; i++) {
-        rc = sf_logdir_open(cfg->log_dirs[i], &defaults, &b->logdirs[i], errstr, errstr_size);
-        if (rc != SF_OK)
-            goto err;
-        b->nlogdirs++;
-        rc = sf_logdir_check_broker_id(b->logdirs[i], cfg->broker_id, errstr, errstr_size);
-        if (rc != SF_OK)
-            goto err;
-        rc = sf_logdir_start_flusher(b->logdirs[i], cfg->log_flush_check_interval_ms);
-        if (rc != SF_OK) {
-            snprintf(errstr, errstr_size, "%s: cannot start the flusher thread", cfg->log_dirs[i]);
-            goto err;
-        }
-    }
-
-    b->purgatory = sf_purgatory_new(base);
-    if (!b->purgatory)
-        goto nomem;
-    rc = sf_server_new(base, cfg, sf_kafka_dispatch, b, &b->server, errstr, errstr_size);
-    if (rc != SF_OK)
-        goto err;
-    rc = make_endpoints(b, errstr, errstr_size);
-    if (rc != SF_OK)
-        goto err;
     for (i = 0; i < b->nendpoints; i++)
         if (sf_broker_endpoint_parse(b->endpoints[i], "PLAINTEXT", host, sizeof(host), &port) == 0)
             break;
-
     memset(&opt, 0, sizeof(opt));
     opt.zk_connect = cfg->zk_connect;
     opt.zk_chroot = cfg->zk_chroot;
@@ -287,50 +295,84 @@ int sf_broker_new(struct event_base *base, const sf_brokercfg_t *cfg, sf_broker_
     opt.port = host[0] ? port : -1;
     opt.endpoints = (const char *const *)b->endpoints;
     opt.nendpoints = (int)b->nendpoints;
-    b->cluster = sf_cluster_new(base, &opt, &cbs, b);
+    b->cluster = sf_cluster_new(b->base, &opt, &cbs, b);
     if (!b->cluster) {
-        rc = SF_ERR_INVALID;
         snprintf(errstr, errstr_size, "zookeeper.connect: cannot use \"%s\"", cfg->zk_connect);
-        goto err;
+        return SF_ERR_INVALID;
     }
     rc = sf_cluster_start(b->cluster);
-    if (rc != SF_OK) {
+    if (rc != SF_OK)
         snprintf(errstr, errstr_size, "cannot start the ZooKeeper client: %s", sf_err_str(rc));
-        goto err;
-    }
+    return rc;
+}
 
-    b->retention_ev = event_new(base, -1, EV_PERSIST, retention_cb, b);
-    if (!b->retention_ev)
-        goto nomem;
+int sf_broker_new(struct event_base *base, const sf_brokercfg_t *cfg, sf_broker_t **out,
+                  char *errstr, size_t errstr_size) {
+    sf_broker_t *b = calloc(1, sizeof(*b));
+    struct timeval tv;
+    int rc;
+
+    if (!b) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return SF_ERR_NOMEM;
+    }
+    b->base = base;
+    b->cfg = cfg;
+    atomic_init(&b->retention_running, 0);
+    if ((rc = open_logdirs(b, errstr, errstr_size)) != SF_OK ||
+        (rc = start_threads(b, errstr, errstr_size)) != SF_OK)
+        goto err;
+    rc = SF_ERR_NOMEM;
+    snprintf(errstr, errstr_size, "out of memory");
+    if (!(b->mb = sf_mailbox_new(base, pthread_self())) ||
+        !(b->purgatory = sf_purgatory_new(base)) ||
+        !(b->replicas = sf_replicas_new(cfg, b->logdirs, b->nlogdirs, b->manager, b->mb,
+                                        publish_view, b)) ||
+        !(b->retention_ev = event_new(base, -1, EV_PERSIST, retention_cb, b)))
+        goto err;
+    if ((rc = sf_acceptor_new(base, cfg, handoff, b, &b->acceptor, errstr, errstr_size)) != SF_OK ||
+        (rc = make_endpoints(b, errstr, errstr_size)) != SF_OK ||
+        (rc = start_cluster(b, errstr, errstr_size)) != SF_OK)
+        goto err;
     tv.tv_sec = cfg->log_retention_check_interval_ms / 1000;
     tv.tv_usec = (cfg->log_retention_check_interval_ms % 1000) * 1000;
     event_add(b->retention_ev, &tv);
     *out = b;
     return SF_OK;
-
-nomem:
-    rc = SF_ERR_NOMEM;
-    snprintf(errstr, errstr_size, "out of memory");
 err:
     sf_broker_free(b);
     return rc;
 }
 
-void sf_broker_shutdown(sf_broker_t *b) {
+/* ---- shutdown ---- */
+
+/* Stop every thread that may still answer a request or touch a log, in dependency order,
+ * leaving only the metadata thread. */
+static void stop_threads(sf_broker_t *b) {
+    int i;
+    /* Appends and reads still queued finish; their answers go to the workers. */
+    sf_iopool_free(b->io);
+    b->io = NULL;
+    for (i = 0; i < b->nworkers; i++) {
+        sf_worker_stop(b->workers[i]); /* joined: its view is ours to drop */
+        sf_view_unref(b->worker_views[i]);
+        b->worker_views[i] = NULL;
+    }
+    b->nworkers = 0;
+    sf_view_unref(b->view);
+    b->view = NULL;
+    /* Retired partitions are deleted now that no view holds them; creations finish. */
+    sf_iopool_free(b->manager);
+    b->manager = NULL;
+    /* What those threads reported back. */
+    sf_mailbox_free(b->mb);
+    b->mb = NULL;
+}
+
+/* Every worker stopped reading and completed its parked requests. */
+static void finish_shutdown(sf_broker_t *b) {
     size_t i;
-    if (b->stopping)
-        return;
-    b->stopping = 1;
-    sf_log(SF_LOG_NOTICE, "BROKER", "shutting down");
-#ifdef HAVE_SYSTEMD
-    sd_notify(0, "STOPPING=1");
-#endif
-    sf_server_stop_accepting(b->server);
-    /* Answer the requests that are waiting, then close the connections. */
-    sf_purgatory_free(b->purgatory);
-    b->purgatory = NULL;
-    sf_server_free(b->server);
-    b->server = NULL;
+    stop_threads(b);
     /* Closing the session removes the registration at once. */
     sf_cluster_free(b->cluster);
     b->cluster = NULL;
@@ -345,9 +387,39 @@ void sf_broker_shutdown(sf_broker_t *b) {
     event_base_loopexit(b->base, NULL);
 }
 
+static void worker_quiesced(void *arg) {
+    sf_broker_t *b = arg;
+    /* Requests a worker handed to this thread before it stopped reading came through the
+     * same mailbox ahead of this, so they have been answered. */
+    if (--b->quiescing == 0)
+        finish_shutdown(b);
+}
+
+void sf_broker_shutdown(sf_broker_t *b) {
+    int i;
+    if (b->stopping)
+        return;
+    b->stopping = 1;
+    sf_log(SF_LOG_NOTICE, "BROKER", "shutting down");
+#ifdef HAVE_SYSTEMD
+    sd_notify(0, "STOPPING=1");
+#endif
+    sf_acceptor_stop(b->acceptor);
+    event_del(b->retention_ev);
+    sf_replicas_stop(b->replicas);
+    /* Waiting admin requests are answered now; later ones are answered at once. */
+    sf_purgatory_close(b->purgatory);
+    b->quiescing = b->nworkers;
+    for (i = 0; i < b->nworkers; i++)
+        sf_worker_quiesce(b->workers[i], b->mb, worker_quiesced, b);
+    if (b->nworkers == 0)
+        finish_shutdown(b);
+}
+
 void sf_broker_reload(sf_broker_t *b) {
     char errstr[512];
-    if (b->server && sf_server_reload_tls(b->server, b->cfg, errstr, sizeof(errstr)) != SF_OK)
+    if (b->acceptor &&
+        sf_acceptor_reload_tls(b->acceptor, b->cfg, errstr, sizeof(errstr)) != SF_OK)
         sf_log(SF_LOG_ERR, "TLS", "reload failed, keeping the old certificate: %s", errstr);
     sf_log(SF_LOG_INFO, "BROKER", "reloaded");
 }
@@ -362,43 +434,58 @@ void sf_broker_free(sf_broker_t *b) {
         return;
     if (b->retention_ev)
         event_free(b->retention_ev);
-    sf_purgatory_free(b->purgatory);
-    sf_server_free(b->server);
+    sf_acceptor_free(b->acceptor);
+    if (b->purgatory)
+        sf_purgatory_close(b->purgatory);
+    sf_replicas_stop(b->replicas);
+    stop_threads(b); /* no-ops for what finish_shutdown stopped */
     sf_cluster_free(b->cluster);
+    sf_replicas_free(b->replicas);
+    sf_purgatory_free(b->purgatory);
     for (i = 0; i < b->nlogdirs; i++)
         sf_logdir_close(b->logdirs[i], 0);
     free(b->logdirs);
-    sf_cluster_snapshot_unref(b->snap);
+    free(b->workers);
+    free(b->worker_views);
     for (i = 0; i < b->nendpoints; i++)
         free(b->endpoints[i]);
     free(b->endpoints);
     free(b);
 }
 
-/* ---- accessors for the request handlers ---- */
+/* ---- for the request handlers ---- */
 
 const sf_brokercfg_t *sf_broker_cfg(const sf_broker_t *b) {
     return b->cfg;
 }
 
-sf_cluster_snapshot_t *sf_broker_snapshot(sf_broker_t *b) {
-    return b->snap;
-}
-
-sf_cluster_t *sf_broker_cluster(sf_broker_t *b) {
-    return b->ready && !b->stopping ? b->cluster : NULL;
-}
-
-struct event_base *sf_broker_base(sf_broker_t *b) {
-    return b->base;
+sf_view_t *sf_broker_view(sf_broker_t *b) {
+    sf_worker_t *w = sf_worker_self();
+    return w ? b->worker_views[sf_worker_index(w)] : b->view;
 }
 
 sf_purgatory_t *sf_broker_purgatory(sf_broker_t *b) {
-    return b->purgatory;
+    sf_worker_t *w = sf_worker_self();
+    return w ? sf_worker_purgatory(w) : b->purgatory;
 }
 
-const sf_topiccfg_ctx_t *sf_broker_topiccfg(const sf_broker_t *b) {
-    return &b->topiccfg;
+void sf_broker_notify_partition(sf_broker_t *b, const void *log) {
+    int i;
+    for (i = 0; i < b->nworkers; i++)
+        sf_worker_notify(b->workers[i], sf_pkey_partition(log));
+}
+
+sf_iopool_t *sf_broker_io(sf_broker_t *b) {
+    return b->io;
+}
+
+void sf_broker_to_metadata(sf_broker_t *b, sf_mail_t *m) {
+    sf_mailbox_put(b->mb, m);
+}
+
+sf_cluster_t *sf_broker_cluster(sf_broker_t *b) {
+    assert(sf_mailbox_is_owner(b->mb));
+    return b->ready && !b->stopping ? b->cluster : NULL;
 }
 
 const char *const *sf_broker_endpoints(const sf_broker_t *b, size_t *n) {

@@ -1,5 +1,14 @@
-/* The broker: ties the listeners, the request handlers, the log directories and the cluster
- * metadata in ZooKeeper together, and runs the startup and shutdown sequences. */
+/* The broker: ties the acceptor, the network workers, the I/O threads, the log directories,
+ * the partitions held here and the cluster metadata in ZooKeeper together, and runs the
+ * startup and shutdown sequences.
+ *
+ * Threads: the metadata thread runs the loop given to sf_broker_new: the ZooKeeper session,
+ * the controller, the acceptor, the admin requests and the table of partitions
+ * (replicas.h). num.network.threads workers (worker.h) own the client connections and run the
+ * request handlers; num.io.threads I/O threads run the appends and disk reads (iopool.h);
+ * one log-manager thread creates and deletes logs and applies retention; each log directory
+ * has a flusher thread (logdir.h). The metadata thread publishes what the others read as
+ * immutable views (view.h) through their mailboxes. */
 #ifndef SF_BROKER_H
 #define SF_BROKER_H
 
@@ -31,42 +40,47 @@ int sf_broker_exit_code(const sf_broker_t *b);
 /* Free everything (after the loop ended). NULL is fine. */
 void sf_broker_free(sf_broker_t *b);
 
-/* ---- For the request handlers (loop thread only) ---- */
+/* ---- For the request handlers ----
+ * A handler runs on the network worker of its connection, or on the metadata thread for the
+ * APIs that write to ZooKeeper (dispatch.c), and its appends and disk reads on the I/O
+ * threads. Where a function answers "for the calling thread", it is the worker's or the
+ * metadata thread's own object. */
 
-struct sf_log;
 struct sf_cluster;
-struct sf_cluster_snapshot;
-struct sf_cluster_topic;
+struct sf_iopool;
+struct sf_mail;
+struct sf_purgatory;
+struct sf_view;
 
-/* The configuration (borrowed). */
+/* The configuration (borrowed). Any thread. */
 const struct sf_brokercfg *sf_broker_cfg(const sf_broker_t *b);
 
-/* The newest metadata snapshot (borrowed; NULL before the first one). */
-struct sf_cluster_snapshot *sf_broker_snapshot(sf_broker_t *b);
+/* The newest view (view.h) of the calling thread (borrowed: reference it to keep it; NULL
+ * before the first metadata snapshot). A worker or the metadata thread. */
+struct sf_view *sf_broker_view(sf_broker_t *b);
 
-/* The ZooKeeper metadata module for admin writes, or NULL while not registered or stopping. */
+/* The purgatory of the calling thread (borrowed). A worker or the metadata thread. */
+struct sf_purgatory *sf_broker_purgatory(sf_broker_t *b);
+
+/* Wake the requests waiting on the partition whose log is @log, on every worker. Any thread. */
+void sf_broker_notify_partition(sf_broker_t *b, const void *log);
+
+/* The I/O threads (iopool.h). Any thread. */
+struct sf_iopool *sf_broker_io(sf_broker_t *b);
+
+/* Run m->fn(m->arg) on the metadata thread. Any thread; never fails. */
+void sf_broker_to_metadata(sf_broker_t *b, struct sf_mail *m);
+
+/* The ZooKeeper metadata module for admin writes, or NULL while not registered or stopping.
+ * The metadata thread only. */
 struct sf_cluster *sf_broker_cluster(sf_broker_t *b);
 
-struct event_base *sf_broker_base(sf_broker_t *b);
-
-/* The local log of a partition, or NULL if this broker holds none (borrowed). */
-struct sf_log *sf_broker_log(sf_broker_t *b, const char *topic, int32_t partition);
-
-/* The advertised endpoints "NAME://host:port" (borrowed). */
+/* The advertised endpoints "NAME://host:port" (borrowed). Any thread. */
 const char *const *sf_broker_endpoints(const sf_broker_t *b, size_t *n);
 
 /* If @endpoint is "@listener://host:port", copy host (without IPv6 brackets) and port and
  * return 0; else -1. */
 int sf_broker_endpoint_parse(const char *endpoint, const char *listener, char *host,
                              size_t hostsize, int32_t *port);
-
-struct sf_purgatory;
-struct sf_topiccfg_ctx;
-
-/* The purgatory where requests wait (borrowed; NULL once shutting down). */
-struct sf_purgatory *sf_broker_purgatory(sf_broker_t *b);
-
-/* What topic config defaults are made of (borrowed). */
-const struct sf_topiccfg_ctx *sf_broker_topiccfg(const sf_broker_t *b);
 
 #endif

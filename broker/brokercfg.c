@@ -149,6 +149,8 @@ static const key_def_t keys[] = {
      "close connections idle this long (also unfinished TLS handshakes)"},
     {"num.network.threads", KT_INT32, FIELD(cfg.num_network_threads), 1, I32MAX, NULL,
      "a number of threads", NULL, NULL, "network threads (default: number of cores)"},
+    {"num.io.threads", KT_INT32, FIELD(cfg.num_io_threads), 0, 256, "8", "a number of threads",
+     NULL, NULL, "threads that append to and read from the logs"},
     {"ssl.keystore.location", KT_STRING, FIELD(cfg.ssl_keystore_location), 0, 0, NULL, NULL, NULL,
      NULL, "PEM file: server certificate chain, then its private key"},
     {"ssl.keystore.type", KT_ENUM, NOFIELD, 0, 0, 0, "PEM", NULL, NULL, pem_vals,
@@ -166,7 +168,6 @@ static const key_def_t keys[] = {
     {"syslog", KT_BOOL, FIELD(cfg.syslog), 0, 0, "false", NULL, NULL, NULL,
      "StreamFlow: log to syslog instead of stderr"},
     /* Keys of Kafka's sample server.properties that have no meaning here. */
-    IGNORED("num.io.threads"),
     IGNORED("num.recovery.threads.per.data.dir"),
     IGNORED("socket.send.buffer.bytes"),
     IGNORED("socket.receive.buffer.bytes"),

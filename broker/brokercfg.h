@@ -39,7 +39,7 @@ typedef struct sf_brokercfg_listener {
     char name[16];                     /* "PLAINTEXT" or "SSL" (upper case) */
     sf_brokercfg_security_t security;  /* from the name */
     char *host;   /* owned; without brackets for IPv6; "" = all interfaces (listeners only) */
-    int port;     /* 0..65535; 0 = any free port (listeners only, see sf_server_port) */
+    int port;     /* 0..65535; 0 = any free port (listeners only, see sf_acceptor_port) */
 } sf_brokercfg_listener_t;
 
 /* The configuration. All strings and arrays are owned by the struct. */
@@ -54,7 +54,7 @@ typedef struct sf_brokercfg {
      * when unset. An empty, 0.0.0.0 or :: host (from listeners) is advertised as this machine's
      * first non-loopback IPv4 address (127.0.0.1 if none), "localhost" as 127.0.0.1 (the address
      * the server binds for it). A port 0 comes from a listener with port 0: advertise
-     * sf_server_port() instead. */
+     * sf_acceptor_port() instead. */
     sf_brokercfg_listener_t *advertised_listeners;
     size_t nadvertised_listeners;
 
@@ -89,6 +89,7 @@ typedef struct sf_brokercfg {
     int32_t message_max_bytes;        /* message.max.bytes (1048588) */
     int32_t socket_request_max_bytes; /* socket.request.max.bytes (104857600) */
     int32_t num_network_threads;      /* num.network.threads (number of cores) */
+    int32_t num_io_threads;           /* num.io.threads (8) */
     int64_t connections_max_idle_ms;  /* connections.max.idle.ms (600000; -1 never) */
 
     char *ssl_keystore_location;   /* PEM: certificate chain + private key; NULL if unset */

@@ -3,6 +3,9 @@
 
 #include <errno.h>
 #include <getopt.h>
+#ifdef HAVE_MALLOC_H
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,6 +196,14 @@ int main(int argc, char **argv) {
                cfg->path, cfg->ignored_keys[i]);
     /* A peer that closes early must give EPIPE on write, not kill the process. */
     signal(SIGPIPE, SIG_IGN);
+#if defined(HAVE_MALLOC_H) && defined(M_TRIM_THRESHOLD) && defined(M_MMAP_THRESHOLD)
+    /* Request frames (up to a megabyte or more each) are allocated by the network threads and
+     * freed in bursts once their appends are done. With glibc's adaptive thresholds each such
+     * burst hands the memory back to the kernel (munmap, or madvise on a thread's heap) and
+     * the next frames fault it in again, page by page, in the middle of receiving: keep it. */
+    mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 256 * 1024 * 1024);
+#endif
 
     code = 1;
     /* ZooKeeper completions and the flusher run on other threads and wake the loop. */

@@ -4,6 +4,7 @@
 
 #include <assert.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,12 +44,14 @@ struct sf_purgatory {
     pthread_t owner;
     pentry_t **buckets;
     size_t nbuckets, nentries, nwaits;
+    atomic_size_t nparked; /* nwaits, for notifiers on other threads */
     pentry_t *pending;   /* notified keys (owner thread) */
     struct event *wake;  /* runs the notified keys */
     uint64_t pass;
     pthread_mutex_t mu;  /* guards queued: keys notified from other threads */
     sf_pkey_t *queued;
     size_t nqueued, capqueued;
+    int closed; /* sf_purgatory_close: nothing parks any more */
 };
 
 #define OWNER_THREAD(p) assert(pthread_equal((p)->owner, pthread_self()))
@@ -144,6 +147,7 @@ static void wait_free(sf_purgatory_t *p, sf_pwait_t *w) {
     if (w->timer)
         event_free(w->timer);
     p->nwaits--;
+    atomic_store(&p->nparked, p->nwaits);
     free(w);
 }
 
@@ -236,12 +240,10 @@ sf_purgatory_t *sf_purgatory_new(struct event_base *base) {
     return p;
 }
 
-void sf_purgatory_free(sf_purgatory_t *p) {
+/* Every parked operation completes now (final attempts). */
+static void complete_all(sf_purgatory_t *p) {
     size_t i;
     pentry_t *e;
-    if (!p)
-        return;
-    OWNER_THREAD(p);
     for (e = p->pending; e; e = e->next_pending)
         e->pending = 0;
     p->pending = NULL;
@@ -256,6 +258,19 @@ void sf_purgatory_free(sf_purgatory_t *p) {
         }
     }
     assert(p->nwaits == 0);
+}
+
+void sf_purgatory_close(sf_purgatory_t *p) {
+    OWNER_THREAD(p);
+    p->closed = 1;
+    complete_all(p);
+}
+
+void sf_purgatory_free(sf_purgatory_t *p) {
+    if (!p)
+        return;
+    OWNER_THREAD(p);
+    complete_all(p);
     event_free(p->wake);
     pthread_mutex_destroy(&p->mu);
     free(p->queued);
@@ -270,6 +285,8 @@ sf_pwait_t *sf_purgatory_park(sf_purgatory_t *p, const sf_pkey_t *keys, int nkey
     int i;
     OWNER_THREAD(p);
     assert(nkeys > 0 && timeout_ms >= 0);
+    if (p->closed)
+        return NULL;
     w = calloc(1, sizeof(*w) + (size_t)nkeys * sizeof(plink_t));
     if (!w)
         return NULL;
@@ -298,6 +315,14 @@ sf_pwait_t *sf_purgatory_park(sf_purgatory_t *p, const sf_pkey_t *keys, int nkey
     tv.tv_usec = (suseconds_t)(timeout_ms % 1000) * 1000;
     if (evtimer_add(w->timer, &tv) < 0)
         goto fail;
+    /* Notifiers on other threads skip a purgatory with nothing parked. One that looked just
+     * before this increment, after the caller's own try, found it empty: try once more at
+     * the end of this pass so that its event is not missed (the increment is sequentially
+     * consistent with its check). */
+    atomic_store(&p->nparked, p->nwaits);
+    for (i = 0; i < nkeys; i++)
+        mark_pending(p, keys[i]);
+    event_active(p->wake, 0, 0);
     return w;
 fail:
     wait_free(p, w);
@@ -316,6 +341,8 @@ void sf_purgatory_notify(sf_purgatory_t *p, sf_pkey_t key) {
             event_active(p->wake, 0, 0);
         return;
     }
+    if (atomic_load(&p->nparked) == 0)
+        return; /* see sf_purgatory_park */
     pthread_mutex_lock(&p->mu);
     if (p->nqueued == p->capqueued) {
         size_t cap = p->capqueued ? p->capqueued * 2 : 16;

@@ -48,10 +48,17 @@ sf_purgatory_t *sf_purgatory_new(struct event_base *base);
 /* Complete every parked operation (attempt with final = 1) and free the purgatory. NULL ok. */
 void sf_purgatory_free(sf_purgatory_t *p);
 
+/* Shutdown: complete every parked operation now; from then on sf_purgatory_park refuses
+ * (returns NULL) and notifications find nothing. The purgatory stays valid for notifiers
+ * until sf_purgatory_free. */
+void sf_purgatory_close(sf_purgatory_t *p);
+
 /* Park an operation under @nkeys keys (copied; duplicates allowed; at least one) until an
- * attempt completes it or @timeout_ms (>= 0) passes. The caller has already tried it once.
- * Returns the handle, or NULL on no memory (nothing was parked; the caller completes the
- * operation itself). */
+ * attempt completes it or @timeout_ms (>= 0) passes. The caller has already tried it once; it
+ * is tried once more at the end of the loop pass (an event notified from another thread while
+ * it was being parked is not lost).
+ * Returns the handle, or NULL on no memory or once closed (nothing was parked; the caller
+ * completes the operation itself). */
 sf_pwait_t *sf_purgatory_park(sf_purgatory_t *p, const sf_pkey_t *keys, int nkeys,
                               int64_t timeout_ms, sf_pwait_attempt_fn attempt, void *arg);
 

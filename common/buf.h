@@ -109,6 +109,11 @@ void sf_wbuf_tags_empty(sf_wbuf_t *wb);
 /* Record that @len external bytes identified by @ref follow at the current position. The
  * writer's own bytes continue after them. */
 void sf_wbuf_splice(sf_wbuf_t *wb, void *ref, size_t len);
+/* Replace every splice by its bytes, which @read(ref, dst, len) fills (returning SF_OK or an
+ * error): afterwards the buffer holds everything itself and no splice. The refs are the
+ * caller's, as before. Returns SF_OK, the first error of @read (the buffer is then
+ * unchanged) or SF_ERR_NOMEM. */
+int sf_wbuf_inline_splices(sf_wbuf_t *wb, int (*read)(void *ref, uint8_t *dst, size_t len));
 /* Total encoded size including spliced ranges. */
 size_t sf_wbuf_total(const sf_wbuf_t *wb);
 /* Back-patching: sf_wbuf_mark() returns the position for a later sf_wbuf_patch_i32 (a length

@@ -188,22 +188,27 @@ sf_cluster_snapshot_t *sf_cluster_snapshot_build_copy(char *cluster_id, int32_t 
                                      nbrokers, v, n);
 }
 
-const sf_cluster_topic_t *sf_cluster_snapshot_topic(const sf_cluster_snapshot_t *snap,
-                                                    const char *name) {
+int sf_cluster_snapshot_topic_index(const sf_cluster_snapshot_t *snap, const char *name) {
     int lo = 0, hi;
     if (!snap || !name)
-        return NULL;
+        return -1;
     hi = snap->ntopics - 1;
     while (lo <= hi) {
         int mid = lo + (hi - lo) / 2, c = strcmp(snap->topics[mid]->name, name);
         if (!c)
-            return snap->topics[mid];
+            return mid;
         if (c < 0)
             lo = mid + 1;
         else
             hi = mid - 1;
     }
-    return NULL;
+    return -1;
+}
+
+const sf_cluster_topic_t *sf_cluster_snapshot_topic(const sf_cluster_snapshot_t *snap,
+                                                    const char *name) {
+    int i = sf_cluster_snapshot_topic_index(snap, name);
+    return i < 0 ? NULL : snap->topics[i];
 }
 
 const sf_cluster_topic_t *sf_cluster_snapshot_topic_by_id(const sf_cluster_snapshot_t *snap,

@@ -90,6 +90,8 @@ const sf_cluster_topic_t *sf_cluster_snapshot_topic(const sf_cluster_snapshot_t 
                                                     const char *name);
 const sf_cluster_broker_t *sf_cluster_snapshot_broker(const sf_cluster_snapshot_t *snap,
                                                       int32_t id);
+/* The index of topic @name in snap->topics, or -1. */
+int sf_cluster_snapshot_topic_index(const sf_cluster_snapshot_t *snap, const char *name);
 /* The topic with id @id (binary search), or NULL (also for the zero id). */
 const sf_cluster_topic_t *sf_cluster_snapshot_topic_by_id(const sf_cluster_snapshot_t *snap,
                                                           const uint8_t id[16]);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "brokercfg.h"
 #include "logging.h"
 
 /* Longest an admin request waits for its change to show in the metadata. */
@@ -78,11 +79,17 @@ static int item_configs_shown(const sf_kreq_t *kr, const sf_admin_item_t *it) {
     }
 }
 
-static int leaders_elected(const sf_cluster_topic_t *t) {
+/* Every partition has a leader (the controller elected it), and those led here have their
+ * log open (so a client that produces right after the answer is not refused). */
+static int leaders_ready(const sf_kreq_t *kr, const sf_cluster_topic_t *t) {
+    int32_t me = sf_broker_cfg(kr->b)->broker_id;
     int p;
-    for (p = 0; p < t->npartitions; p++)
-        if (!sf_cluster_partition_has_state(&t->partitions[p]))
+    for (p = 0; p < t->npartitions; p++) {
+        const sf_cluster_partition_t *part = &t->partitions[p];
+        if (!sf_cluster_partition_has_state(part) ||
+            (part->leader == me && !sf_view_partition(kr->view, t->name, p)))
             return 0;
+    }
     return 1;
 }
 
@@ -109,8 +116,7 @@ static int visible(sf_admin_op_t *op) {
                 return 0;
             break;
         default:
-            /* Created, and every partition has a leader (the controller elected it). */
-            if (!t || t->npartitions < it->partitions || !leaders_elected(t))
+            if (!t || t->npartitions < it->partitions || !leaders_ready(op->kr, t))
                 return 0;
         }
     }

@@ -20,11 +20,7 @@
 /* The topic config context of a request: the broker's static configuration with the dynamic
  * broker configs of the request's own snapshot (referenced until it is answered). */
 static void request_ctx(const sf_kreq_t *kr, sf_topiccfg_ctx_t *ctx) {
-    *ctx = *sf_broker_topiccfg(kr->b);
-    ctx->broker_dyn = kr->snap ? kr->snap->broker_configs : NULL;
-    ctx->nbroker_dyn = kr->snap ? kr->snap->nbroker_configs : 0;
-    ctx->default_dyn = kr->snap ? kr->snap->default_configs : NULL;
-    ctx->ndefault_dyn = kr->snap ? kr->snap->ndefault_configs : 0;
+    *ctx = *sf_kreq_topiccfg(kr);
 }
 
 /* The topic config behind a broker setting that may change at run time (a dynamic broker

@@ -91,13 +91,13 @@ static sf_log_t *partition_log(fetch_op_t *op, const char *topic,
                                const sf_proto_FetchRequest_FetchPartition_t *fp,
                                sf_proto_FetchResponse_PartitionData_t *rp) {
     const sf_cluster_partition_t *cp;
+    sf_partition_t *part;
     sf_kerr_t kerr;
-    sf_log_t *log;
     if (!topic) {
         rp->ErrorCode = SF_KERR_UNKNOWN_TOPIC_ID;
         return NULL;
     }
-    if (!(log = sf_kreq_leader_log(op->kr, topic, fp->Partition, &kerr))) {
+    if (!(part = sf_kreq_leader(op->kr, topic, fp->Partition, &kerr))) {
         rp->ErrorCode = kerr;
         return NULL;
     }
@@ -108,7 +108,7 @@ static sf_log_t *partition_log(fetch_op_t *op, const char *topic,
                                                                   : SF_KERR_UNKNOWN_LEADER_EPOCH;
         return NULL;
     }
-    return log;
+    return part->log;
 }
 
 /* Fetch v0-v3: replace the slice by its records converted to the version's message format.
@@ -120,7 +120,7 @@ static int64_t down_convert(fetch_op_t *op, const char *topic, sf_log_slice_t *s
     uint8_t *raw;
     size_t used;
     int rc;
-    sf_topiccfg_get(sf_broker_topiccfg(op->kr->b), sf_kreq_topic(op->kr, topic),
+    sf_topiccfg_get(sf_kreq_topiccfg(op->kr), sf_kreq_topic(op->kr, topic),
                     "message.downconversion.enable", flag, sizeof(flag));
     if (!strcmp(flag, "false")) {
         /* As Kafka: old fetch versions are refused where down-conversion is turned off. */
@@ -262,12 +262,12 @@ static void fetch_park(fetch_op_t *op, int32_t wait) {
     for (t = 0; t < op->freq->TopicsCount; t++)
         for (p = 0; p < op->freq->Topics[t].PartitionsCount; p++) {
             sf_kerr_t kerr;
-            sf_log_t *log = op->topics[t] ? sf_kreq_leader_log(kr, op->topics[t],
-                                                               op->freq->Topics[t].Partitions[p].Partition,
-                                                               &kerr)
-                                          : NULL;
-            if (log)
-                keys[n++] = sf_pkey_partition(log);
+            sf_partition_t *part =
+                op->topics[t] ? sf_kreq_leader(kr, op->topics[t],
+                                               op->freq->Topics[t].Partitions[p].Partition, &kerr)
+                              : NULL;
+            if (part)
+                keys[n++] = sf_pkey_partition(part->log);
         }
     if (!sf_kreq_park(kr, keys, n, wait < FETCH_MAX_WAIT_MS ? wait : FETCH_MAX_WAIT_MS,
                       fetch_attempt, op))

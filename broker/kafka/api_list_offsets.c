@@ -56,15 +56,34 @@ static int old_style(sf_kreq_t *kr, const sf_proto_ListOffsetsRequest_ListOffset
     return SF_OK;
 }
 
+/* A lookup that reads the log (a timestamp): on the partition's I/O thread. */
+typedef struct lookup_job {
+    sf_kjob_t job;
+    int64_t timestamp;
+    int32_t leader_epoch;
+    sf_proto_ListOffsetsResponse_ListOffsetsPartitionResponse_t *rp;
+} lookup_job_t;
+
+static void lookup_fill(sf_log_t *log, lookup_job_t *lj) {
+    lookup(log, lj->timestamp, lj->rp);
+    if (lj->rp->ErrorCode == SF_KERR_NONE && lj->rp->Offset >= 0)
+        lj->rp->LeaderEpoch = lj->leader_epoch;
+}
+
+static void lookup_run(sf_kjob_t *job) {
+    lookup_fill(job->part->log, job->arg);
+}
+
 static void list_partition(sf_kreq_t *kr, const char *topic,
                            const sf_proto_ListOffsetsRequest_ListOffsetsPartition_t *lp,
-                           sf_proto_ListOffsetsResponse_ListOffsetsPartitionResponse_t *rp) {
+                           sf_proto_ListOffsetsResponse_ListOffsetsPartitionResponse_t *rp,
+                           lookup_job_t *lj) {
     const sf_cluster_partition_t *cp = sf_kreq_partition(kr, topic, lp->PartitionIndex);
     sf_kerr_t kerr;
-    sf_log_t *log = sf_kreq_leader_log(kr, topic, lp->PartitionIndex, &kerr);
+    sf_partition_t *part = sf_kreq_leader(kr, topic, lp->PartitionIndex, &kerr);
     sf_proto_ListOffsetsResponse_ListOffsetsPartitionResponse_init(rp);
     rp->PartitionIndex = lp->PartitionIndex;
-    if (!log) {
+    if (!part) {
         rp->ErrorCode = kerr;
         return;
     }
@@ -73,37 +92,71 @@ static void list_partition(sf_kreq_t *kr, const char *topic,
                                                                   : SF_KERR_UNKNOWN_LEADER_EPOCH;
         return;
     }
-    lookup(log, lp->Timestamp, rp);
-    if (cp && rp->ErrorCode == SF_KERR_NONE && rp->Offset >= 0)
-        rp->LeaderEpoch = cp->leader_epoch;
+    lj->timestamp = lp->Timestamp;
+    lj->leader_epoch = cp ? cp->leader_epoch : -1;
+    lj->rp = rp;
+    if (lp->Timestamp >= 0 || lp->Timestamp == MAX_TIMESTAMP)
+        sf_kreq_job_submit(kr, &lj->job, part, lookup_run, lj); /* reads the indexes and log */
+    else
+        lookup_fill(part->log, lj); /* offsets kept in memory */
+}
+
+typedef struct list_op {
+    const sf_proto_ListOffsetsRequest_t *lreq;
+    sf_proto_ListOffsetsResponse_t resp;
+} list_op_t;
+
+static void list_done(sf_kreq_t *kr, void *arg) {
+    list_op_t *op = arg;
+    int t, p;
+    for (t = 0; kr->version == 0 && t < op->resp.TopicsCount; t++)
+        for (p = 0; p < op->resp.Topics[t].PartitionsCount; p++)
+            if (old_style(kr, &op->lreq->Topics[t].Partitions[p], &op->resp.Topics[t].Partitions[p])) {
+                sf_kreq_close(kr, "no memory for the response");
+                return;
+            }
+    sf_kreq_respond(kr, &op->resp);
 }
 
 void sf_kapi_ListOffsets(sf_kreq_t *kr, void *msg) {
     const sf_proto_ListOffsetsRequest_t *lreq = msg;
-    sf_proto_ListOffsetsResponse_t resp;
+    list_op_t *op = sf_kreq_alloc(kr, 1, sizeof(*op));
     int t, p;
 
-    sf_proto_ListOffsetsResponse_init(&resp);
-    resp.Topics = sf_kreq_alloc(kr, (size_t)lreq->TopicsCount, sizeof(*resp.Topics));
-    if (!resp.Topics)
+    if (!op)
         goto nomem;
-    resp.TopicsCount = lreq->TopicsCount;
+    op->lreq = lreq;
+    sf_proto_ListOffsetsResponse_init(&op->resp);
+    op->resp.Topics = sf_kreq_alloc(kr, (size_t)lreq->TopicsCount, sizeof(*op->resp.Topics));
+    if (!op->resp.Topics)
+        goto nomem;
+    op->resp.TopicsCount = lreq->TopicsCount;
+    for (t = 0; t < lreq->TopicsCount; t++) {
+        sf_proto_ListOffsetsResponse_ListOffsetsTopicResponse_t *rt = &op->resp.Topics[t];
+        rt->Name = lreq->Topics[t].Name;
+        rt->Partitions = sf_kreq_alloc(kr, (size_t)lreq->Topics[t].PartitionsCount,
+                                       sizeof(*rt->Partitions));
+        if (!rt->Partitions)
+            goto nomem;
+        rt->PartitionsCount = lreq->Topics[t].PartitionsCount;
+    }
+    sf_kreq_jobs_begin(kr, list_done, op);
     for (t = 0; t < lreq->TopicsCount; t++) {
         const sf_proto_ListOffsetsRequest_ListOffsetsTopic_t *lt = &lreq->Topics[t];
-        sf_proto_ListOffsetsResponse_ListOffsetsTopicResponse_t *rt = &resp.Topics[t];
+        sf_proto_ListOffsetsResponse_ListOffsetsTopicResponse_t *rt = &op->resp.Topics[t];
         const char *topic = sf_kreq_str(kr, lt->Name);
-        rt->Name = lt->Name;
-        rt->Partitions = sf_kreq_alloc(kr, (size_t)lt->PartitionsCount, sizeof(*rt->Partitions));
-        if (!rt->Partitions || !topic)
-            goto nomem;
-        rt->PartitionsCount = lt->PartitionsCount;
+        lookup_job_t *jobs = sf_kreq_alloc(kr, (size_t)lt->PartitionsCount, sizeof(*jobs));
         for (p = 0; p < lt->PartitionsCount; p++) {
-            list_partition(kr, topic, &lt->Partitions[p], &rt->Partitions[p]);
-            if (kr->version == 0 && old_style(kr, &lt->Partitions[p], &rt->Partitions[p]))
-                goto nomem;
+            if (!topic || !jobs) {
+                sf_proto_ListOffsetsResponse_ListOffsetsPartitionResponse_init(&rt->Partitions[p]);
+                rt->Partitions[p].PartitionIndex = lt->Partitions[p].PartitionIndex;
+                rt->Partitions[p].ErrorCode = SF_KERR_UNKNOWN_SERVER_ERROR;
+                continue;
+            }
+            list_partition(kr, topic, &lt->Partitions[p], &rt->Partitions[p], &jobs[p]);
         }
     }
-    sf_kreq_respond(kr, &resp);
+    sf_kreq_jobs_end(kr);
     return;
 nomem:
     sf_kreq_close(kr, "no memory for the response");

@@ -20,35 +20,55 @@ static int broker_alive(const sf_cluster_snapshot_t *snap, int32_t id) {
     return snap && sf_cluster_snapshot_broker(snap, id) != NULL;
 }
 
+/* An auto-creation, on its way to the metadata thread. */
+typedef struct auto_create {
+    sf_mail_t mail;
+    sf_broker_t *b;
+    char topic[];
+} auto_create_t;
+
 static void auto_create_done(void *arg, int err) {
-    char *topic = arg;
+    auto_create_t *ac = arg;
     if (err != SF_OK && err != SF_ERR_EXISTS)
-        sf_log(SF_LOG_WARNING, "ADMIN", "auto-creating topic %s failed: %s", topic,
+        sf_log(SF_LOG_WARNING, "ADMIN", "auto-creating topic %s failed: %s", ac->topic,
                sf_err_str(err));
     else if (err == SF_OK)
-        sf_log(SF_LOG_INFO, "ADMIN", "auto-created topic %s", topic);
-    free(topic);
+        sf_log(SF_LOG_INFO, "ADMIN", "auto-created topic %s", ac->topic);
+    free(ac);
 }
 
-/* Create @topic with the broker defaults (auto.create.topics.enable). As Kafka does, the
- * client sees LEADER_NOT_AVAILABLE until the metadata shows the topic, and retries. */
+/* On the metadata thread. */
+static void auto_create_run(void *arg) {
+    auto_create_t *ac = arg;
+    const sf_brokercfg_t *cfg = sf_broker_cfg(ac->b);
+    sf_cluster_t *cl = sf_broker_cluster(ac->b);
+    int rc = cl ? sf_cluster_topic_create(cl, ac->topic, cfg->num_partitions,
+                                          (int16_t)cfg->default_replication_factor, NULL, NULL,
+                                          0, auto_create_done, ac)
+                : SF_ERR_STATE;
+    if (rc != SF_OK)
+        auto_create_done(ac, rc);
+}
+
+/* Create @topic with the broker defaults (auto.create.topics.enable), on the metadata
+ * thread. As Kafka does, the client sees LEADER_NOT_AVAILABLE until the metadata shows the
+ * topic, and retries. */
 static sf_kerr_t auto_create(sf_kreq_t *kr, const char *topic) {
     const sf_brokercfg_t *cfg = sf_broker_cfg(kr->b);
-    sf_cluster_t *cl = sf_broker_cluster(kr->b);
-    char *arg;
-    int rc;
+    size_t n = strlen(topic) + 1;
+    auto_create_t *ac;
     if (sf_topiccfg_name_reserved(topic))
         return SF_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-    if (!cl || !(arg = strdup(topic)))
+    if (kr->snap && cfg->default_replication_factor > kr->snap->nbrokers)
+        return SF_KERR_INVALID_REPLICATION_FACTOR;
+    if (!kr->snap || !(ac = malloc(sizeof(*ac) + n)))
         return SF_KERR_LEADER_NOT_AVAILABLE;
-    rc = sf_cluster_topic_create(cl, topic, cfg->num_partitions,
-                                 (int16_t)cfg->default_replication_factor, NULL, NULL, 0,
-                                 auto_create_done, arg);
-    if (rc != SF_OK) {
-        free(arg);
-        return rc == SF_ERR_INVALID ? SF_KERR_INVALID_REPLICATION_FACTOR
-                                    : SF_KERR_LEADER_NOT_AVAILABLE;
-    }
+    ac->b = kr->b;
+    memcpy(ac->topic, topic, n);
+    ac->mail.fn = auto_create_run;
+    ac->mail.arg = ac;
+    ac->mail.heap = 0;
+    sf_broker_to_metadata(kr->b, &ac->mail);
     return SF_KERR_LEADER_NOT_AVAILABLE;
 }
 

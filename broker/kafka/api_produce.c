@@ -1,5 +1,6 @@
-/* Produce, every version: validate each partition's records (validator.c), append them to
- * the leader's log, and wake the fetches waiting on it. */
+/* Produce, every version: check each partition here, then validate its records
+ * (validator.c) and append them to the leader's log on the partition's I/O thread, waking
+ * the fetches waiting on it; answer when every partition is done. */
 #include "dispatch.h"
 
 #include "brokercfg.h"
@@ -11,6 +12,22 @@
 /* The largest records section one batch may decompress to. */
 #define PRODUCE_MAX_DECOMPRESSED (64 * 1024 * 1024)
 
+typedef struct produce_op {
+    const sf_proto_ProduceRequest_t *preq;
+    sf_proto_ProduceResponse_t resp;
+    int64_t now;
+} produce_op_t;
+
+/* One partition's append, on its I/O thread. */
+typedef struct produce_job {
+    sf_kjob_t job;
+    produce_op_t *op;
+    const char *topic;
+    const sf_proto_ProduceRequest_PartitionProduceData_t *pp;
+    sf_proto_ProduceResponse_PartitionProduceResponse_t *rp;
+    sf_proto_ProduceResponse_BatchIndexAndErrorMessage_t record_error;
+} produce_job_t;
+
 /* NOT_LEADER_OR_FOLLOWER from v10: where the leader is (KIP-951). */
 static void leader_hint(sf_kreq_t *kr, const char *topic,
                         sf_proto_ProduceResponse_PartitionProduceResponse_t *rp) {
@@ -21,107 +38,102 @@ static void leader_hint(sf_kreq_t *kr, const char *topic,
     }
 }
 
-/* The append path of one partition; fills @rp. */
-static void produce_partition(sf_kreq_t *kr, const sf_proto_ProduceRequest_t *preq,
-                              const char *topic,
-                              const sf_proto_ProduceRequest_PartitionProduceData_t *pp,
-                              sf_proto_ProduceResponse_PartitionProduceResponse_t *rp,
-                              int64_t now) {
-    const sf_cluster_partition_t *cp;
+static void validate_cfg(const sf_kreq_t *kr, const sf_log_config_t *lc, int64_t now,
+                         sf_validate_cfg_t *vc) {
+    vc->produce_version = kr->version;
+    vc->log_append_time = lc->log_append_time;
+    vc->codec = lc->compression;
+    vc->level = lc->compression_level;
+    vc->compacted = lc->compacted;
+    vc->now_ms = now;
+    vc->before_max_ms = lc->timestamp_before_max_ms;
+    vc->after_max_ms = lc->timestamp_after_max_ms;
+    vc->max_decompressed = PRODUCE_MAX_DECOMPRESSED;
+}
+
+/* The append of one partition (I/O thread); fills pj->rp. */
+static void append_job(sf_kjob_t *job) {
+    produce_job_t *pj = job->arg;
+    sf_kreq_t *kr = job->kr;
+    sf_log_t *log = job->part->log;
+    sf_proto_ProduceResponse_PartitionProduceResponse_t *rp = pj->rp;
+    const sf_cluster_partition_t *cp = sf_kreq_partition(kr, pj->topic, pj->pp->Index);
     sf_validate_result_t vr;
     sf_validate_cfg_t vc;
     sf_log_append_info_t info;
     sf_log_config_t lc;
     sf_wbuf_t rebuilt;
-    sf_kerr_t kerr;
-    sf_log_t *log;
     int rc;
 
-    if (preq->Acks != 0 && preq->Acks != 1 && preq->Acks != -1) {
+    sf_log_get_config(log, &lc);
+    if (pj->op->preq->Acks == -1 && cp && cp->nisr < lc.min_insync_replicas) {
+        rp->ErrorCode = SF_KERR_NOT_ENOUGH_REPLICAS;
+        return;
+    }
+    validate_cfg(kr, &lc, pj->op->now, &vc);
+    sf_wbuf_init(&rebuilt);
+    /* The request buffer is the connection's own mutable frame: batches are fixed in place. */
+    rc = sf_validate_produce((uint8_t *)pj->pp->Records.p, (size_t)pj->pp->Records.len, &vc,
+                             &rebuilt, &vr);
+    if (rc == SF_OK)
+        rc = sf_log_append_validated(log, vr.batches, vr.len, pj->op->now, &info);
+    sf_wbuf_free(&rebuilt);
+    if (rc != SF_OK) {
+        rp->ErrorCode = sf_err_to_kerr(rc, SF_ERR_OP_APPEND);
+        rp->ErrorMessage = sf_slice_cstr(vr.message);
+        if (rc == SF_ERR_RECORD && vr.bad_batch >= 0) {
+            rp->RecordErrors = &pj->record_error;
+            rp->RecordErrorsCount = 1;
+            pj->record_error.BatchIndex = vr.bad_batch;
+            pj->record_error.BatchIndexErrorMessage = sf_slice_cstr(vr.message);
+        }
+        sf_log(SF_LOG_INFO, "PRODUCE", "%s: %s-%d: records refused: %s", sf_kreq_peer(kr),
+               pj->topic, pj->pp->Index, vr.message ? vr.message : sf_err_str(rc));
+        return;
+    }
+    sf_broker_notify_partition(kr->b, log);
+    rp->BaseOffset = info.FirstOffset;
+    rp->LogAppendTimeMs = vr.log_append_time;
+    rp->LogStartOffset = info.LogStartOffset;
+}
+
+/* Check one partition here; a partition that passes gets its job (@pj). */
+static void produce_partition(sf_kreq_t *kr, produce_op_t *op, const char *topic,
+                              const sf_proto_ProduceRequest_PartitionProduceData_t *pp,
+                              sf_proto_ProduceResponse_PartitionProduceResponse_t *rp,
+                              produce_job_t *pj) {
+    sf_partition_t *part;
+    sf_kerr_t kerr;
+
+    if (op->preq->Acks != 0 && op->preq->Acks != 1 && op->preq->Acks != -1) {
         rp->ErrorCode = SF_KERR_INVALID_REQUIRED_ACKS;
         return;
     }
-    if (!(log = sf_kreq_leader_log(kr, topic, pp->Index, &kerr))) {
+    if (!(part = sf_kreq_leader(kr, topic, pp->Index, &kerr))) {
         rp->ErrorCode = kerr;
         if (kerr == SF_KERR_NOT_LEADER_OR_FOLLOWER)
             leader_hint(kr, topic, rp);
-        return;
-    }
-    sf_log_get_config(log, &lc);
-    cp = sf_kreq_partition(kr, topic, pp->Index);
-    if (preq->Acks == -1 && cp && cp->nisr < lc.min_insync_replicas) {
-        rp->ErrorCode = SF_KERR_NOT_ENOUGH_REPLICAS;
         return;
     }
     if (pp->Records.len <= 0) {
         rp->ErrorCode = SF_KERR_INVALID_RECORD; /* "at least one record batch", as Kafka */
         return;
     }
-    vc.produce_version = kr->version;
-    vc.log_append_time = lc.log_append_time;
-    vc.codec = lc.compression;
-    vc.level = lc.compression_level;
-    vc.compacted = lc.compacted;
-    vc.now_ms = now;
-    vc.before_max_ms = lc.timestamp_before_max_ms;
-    vc.after_max_ms = lc.timestamp_after_max_ms;
-    vc.max_decompressed = PRODUCE_MAX_DECOMPRESSED;
-    sf_wbuf_init(&rebuilt);
-    /* The request buffer is the connection's own mutable frame: batches are fixed in place. */
-    rc = sf_validate_produce((uint8_t *)pp->Records.p, (size_t)pp->Records.len, &vc, &rebuilt, &vr);
-    if (rc == SF_OK)
-        rc = sf_log_append(log, vr.batches, vr.len, now, &info);
-    sf_wbuf_free(&rebuilt);
-    if (rc != SF_OK) {
-        rp->ErrorCode = sf_err_to_kerr(rc, SF_ERR_OP_APPEND);
-        rp->ErrorMessage = sf_slice_cstr(vr.message);
-        if (rc == SF_ERR_RECORD && vr.bad_batch >= 0 &&
-            (rp->RecordErrors = sf_kreq_alloc(kr, 1, sizeof(*rp->RecordErrors)))) {
-            rp->RecordErrorsCount = 1;
-            rp->RecordErrors[0].BatchIndex = vr.bad_batch;
-            rp->RecordErrors[0].BatchIndexErrorMessage = sf_slice_cstr(vr.message);
-        }
-        sf_log(SF_LOG_INFO, "PRODUCE", "%s: %s-%d: records refused: %s", sf_kreq_peer(kr), topic,
-               pp->Index, vr.message ? vr.message : sf_err_str(rc));
-        return;
-    }
-    sf_purgatory_notify(sf_broker_purgatory(kr->b), sf_pkey_partition(log));
-    rp->BaseOffset = info.FirstOffset;
-    rp->LogAppendTimeMs = vr.log_append_time;
-    rp->LogStartOffset = info.LogStartOffset;
+    pj->op = op;
+    pj->topic = topic;
+    pj->pp = pp;
+    pj->rp = rp;
+    sf_kreq_append_submit(kr, &pj->job, part, append_job, pj);
 }
 
-void sf_kapi_Produce(sf_kreq_t *kr, void *msg) {
-    const sf_proto_ProduceRequest_t *preq = msg;
-    sf_proto_ProduceResponse_t resp;
-    int64_t now = sf_clock_wall_ms();
+/* Every partition is done (on the thread that finished last). */
+static void produce_done(sf_kreq_t *kr, void *arg) {
+    produce_op_t *op = arg;
     int t, p, failed = 0;
-
-    sf_proto_ProduceResponse_init(&resp);
-    resp.Responses = sf_kreq_alloc(kr, (size_t)preq->TopicDataCount, sizeof(*resp.Responses));
-    if (!resp.Responses)
-        goto nomem;
-    resp.ResponsesCount = preq->TopicDataCount;
-    for (t = 0; t < preq->TopicDataCount; t++) {
-        const sf_proto_ProduceRequest_TopicProduceData_t *pt = &preq->TopicData[t];
-        sf_proto_ProduceResponse_TopicProduceResponse_t *rt = &resp.Responses[t];
-        const char *topic = sf_kreq_str(kr, pt->Name);
-        rt->Name = pt->Name;
-        rt->PartitionResponses = sf_kreq_alloc(kr, (size_t)pt->PartitionDataCount,
-                                               sizeof(*rt->PartitionResponses));
-        if (!rt->PartitionResponses || !topic)
-            goto nomem;
-        rt->PartitionResponsesCount = pt->PartitionDataCount;
-        for (p = 0; p < pt->PartitionDataCount; p++) {
-            sf_proto_ProduceResponse_PartitionProduceResponse_t *rp = &rt->PartitionResponses[p];
-            sf_proto_ProduceResponse_PartitionProduceResponse_init(rp);
-            rp->Index = pt->PartitionData[p].Index;
-            rp->BaseOffset = -1;
-            produce_partition(kr, preq, topic, &pt->PartitionData[p], rp, now);
-            failed |= rp->ErrorCode != SF_KERR_NONE;
-        }
-    }
-    if (preq->Acks == 0) {
+    for (t = 0; t < op->resp.ResponsesCount; t++)
+        for (p = 0; p < op->resp.Responses[t].PartitionResponsesCount; p++)
+            failed |= op->resp.Responses[t].PartitionResponses[p].ErrorCode != SF_KERR_NONE;
+    if (op->preq->Acks == 0) {
         /* No answer is expected; as Kafka does, a refused partition closes the connection, so
          * the producer notices and refreshes its metadata. */
         if (failed)
@@ -130,7 +142,54 @@ void sf_kapi_Produce(sf_kreq_t *kr, void *msg) {
             sf_kreq_respond_none(kr);
         return;
     }
-    sf_kreq_respond(kr, &resp);
+    sf_kreq_respond(kr, &op->resp);
+}
+
+void sf_kapi_Produce(sf_kreq_t *kr, void *msg) {
+    const sf_proto_ProduceRequest_t *preq = msg;
+    produce_op_t *op = sf_kreq_alloc(kr, 1, sizeof(*op));
+    int t, p;
+
+    if (!op)
+        goto nomem;
+    op->preq = preq;
+    op->now = sf_clock_wall_ms();
+    sf_proto_ProduceResponse_init(&op->resp);
+    op->resp.Responses = sf_kreq_alloc(kr, (size_t)preq->TopicDataCount, sizeof(*op->resp.Responses));
+    if (!op->resp.Responses)
+        goto nomem;
+    op->resp.ResponsesCount = preq->TopicDataCount;
+    /* Everything the jobs use is allocated first: they run while this goes on. */
+    for (t = 0; t < preq->TopicDataCount; t++) {
+        const sf_proto_ProduceRequest_TopicProduceData_t *pt = &preq->TopicData[t];
+        sf_proto_ProduceResponse_TopicProduceResponse_t *rt = &op->resp.Responses[t];
+        rt->Name = pt->Name;
+        rt->PartitionResponses = sf_kreq_alloc(kr, (size_t)pt->PartitionDataCount,
+                                               sizeof(*rt->PartitionResponses));
+        if (!rt->PartitionResponses)
+            goto nomem;
+        rt->PartitionResponsesCount = pt->PartitionDataCount;
+    }
+    sf_kreq_jobs_begin(kr, produce_done, op);
+    for (t = 0; t < preq->TopicDataCount; t++) {
+        const sf_proto_ProduceRequest_TopicProduceData_t *pt = &preq->TopicData[t];
+        sf_proto_ProduceResponse_TopicProduceResponse_t *rt = &op->resp.Responses[t];
+        const char *topic = sf_kreq_str(kr, pt->Name);
+        produce_job_t *jobs = sf_kreq_alloc(kr, (size_t)pt->PartitionDataCount, sizeof(*jobs));
+        for (p = 0; p < pt->PartitionDataCount; p++) {
+            sf_proto_ProduceResponse_PartitionProduceResponse_t *rp = &rt->PartitionResponses[p];
+            sf_proto_ProduceResponse_PartitionProduceResponse_init(rp);
+            rp->Index = pt->PartitionData[p].Index;
+            rp->BaseOffset = -1;
+            if (!topic || !jobs) {
+                /* Out of arena memory half way: the partitions left fail. */
+                rp->ErrorCode = SF_KERR_UNKNOWN_SERVER_ERROR;
+                continue;
+            }
+            produce_partition(kr, op, topic, &pt->PartitionData[p], rp, &jobs[p]);
+        }
+    }
+    sf_kreq_jobs_end(kr);
     return;
 nomem:
     sf_kreq_close(kr, "no memory for the response");

@@ -27,7 +27,7 @@ static void describe_created(sf_kreq_t *kr, const sf_cluster_topic_t *t,
         sf_topiccfg_value_t v;
         sf_proto_CreateTopicsResponse_CreatableTopicConfigs_t *c = &rt->Configs[i];
         sf_proto_CreateTopicsResponse_CreatableTopicConfigs_init(c);
-        sf_topiccfg_resolve(sf_broker_topiccfg(kr->b), t, &defs[i], &v, 1);
+        sf_topiccfg_resolve(sf_kreq_topiccfg(kr), t, &defs[i], &v, 1);
         c->Name = sf_slice_cstr(defs[i].name);
         c->Value = sf_kreq_slice(kr, v.value);
         c->ConfigSource = (int8_t)(v.source == SF_CFGSRC_TOPIC ? SF_CFGSRC_TOPIC : v.source);

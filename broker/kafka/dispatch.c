@@ -9,19 +9,20 @@
 /* Versions are the whole range Apache Kafka 3.9 accepts in ZooKeeper mode, from the oldest to
  * the newest of the spec (DESIGN.md section 2). Sorted by key. */
 static const sf_kapi_t apis[] = {
-    {SF_PROTO_API_Produce, 0, 11, sf_kapi_Produce},
-    {SF_PROTO_API_Fetch, 0, 17, sf_kapi_Fetch},
-    {SF_PROTO_API_ListOffsets, 0, 10, sf_kapi_ListOffsets},
-    {SF_PROTO_API_Metadata, 0, 12, sf_kapi_Metadata},
-    {SF_PROTO_API_ApiVersions, 0, 4, sf_kapi_ApiVersions},
-    {SF_PROTO_API_CreateTopics, 0, 7, sf_kapi_CreateTopics},
-    {SF_PROTO_API_DeleteTopics, 0, 6, sf_kapi_DeleteTopics},
-    {SF_PROTO_API_DeleteRecords, 0, 2, sf_kapi_DeleteRecords},
-    {SF_PROTO_API_DescribeConfigs, 0, 4, sf_kapi_DescribeConfigs},
-    {SF_PROTO_API_AlterConfigs, 0, 2, sf_kapi_AlterConfigs},
-    {SF_PROTO_API_CreatePartitions, 0, 3, sf_kapi_CreatePartitions},
-    {SF_PROTO_API_IncrementalAlterConfigs, 0, 1, sf_kapi_IncrementalAlterConfigs},
-    {SF_PROTO_API_DescribeCluster, 0, 1, sf_kapi_DescribeCluster},
+    {SF_PROTO_API_Produce, 0, 11, sf_kapi_Produce, 0},
+    {SF_PROTO_API_Fetch, 0, 17, sf_kapi_Fetch, 0},
+    {SF_PROTO_API_ListOffsets, 0, 10, sf_kapi_ListOffsets, 0},
+    {SF_PROTO_API_Metadata, 0, 12, sf_kapi_Metadata, 0},
+    {SF_PROTO_API_ApiVersions, 0, 4, sf_kapi_ApiVersions, 0},
+    {SF_PROTO_API_CreateTopics, 0, 7, sf_kapi_CreateTopics, SF_KAPI_METADATA_THREAD},
+    {SF_PROTO_API_DeleteTopics, 0, 6, sf_kapi_DeleteTopics, SF_KAPI_METADATA_THREAD},
+    {SF_PROTO_API_DeleteRecords, 0, 2, sf_kapi_DeleteRecords, 0},
+    {SF_PROTO_API_DescribeConfigs, 0, 4, sf_kapi_DescribeConfigs, 0},
+    {SF_PROTO_API_AlterConfigs, 0, 2, sf_kapi_AlterConfigs, SF_KAPI_METADATA_THREAD},
+    {SF_PROTO_API_CreatePartitions, 0, 3, sf_kapi_CreatePartitions, SF_KAPI_METADATA_THREAD},
+    {SF_PROTO_API_IncrementalAlterConfigs, 0, 1, sf_kapi_IncrementalAlterConfigs,
+     SF_KAPI_METADATA_THREAD},
+    {SF_PROTO_API_DescribeCluster, 0, 1, sf_kapi_DescribeCluster, 0},
 };
 
 const sf_kapi_t *sf_kapi_all(size_t *n) {
@@ -37,12 +38,19 @@ static const sf_kapi_t *kapi_get(int16_t key) {
     return NULL;
 }
 
+/* On the metadata thread: the request sees that thread's view from now on. */
+static void on_metadata_thread(void *arg) {
+    sf_kreq_t *kr = arg;
+    sf_kreq_refresh(kr);
+    kapi_get(kr->api_key)->fn(kr, kr->msg);
+}
+
 void sf_kafka_dispatch(sf_req_t *req, void *arg) {
     sf_broker_t *b = arg;
     int16_t key = req->hdr.RequestApiKey, ver = req->hdr.RequestApiVersion;
     const sf_kapi_t *api = kapi_get(key);
     const sf_proto_spec_t *spec = sf_proto_spec_get(key);
-    sf_kreq_t *kr = sf_arena_alloc(&req->arena, sizeof(*kr));
+    sf_kreq_t *kr = sf_arena_calloc(&req->arena, 1, sizeof(*kr));
     void *msg;
     int rc;
 
@@ -58,7 +66,9 @@ void sf_kafka_dispatch(sf_req_t *req, void *arg) {
     kr->client_id = req->hdr.ClientId.len > 0 ? sf_kreq_str(kr, req->hdr.ClientId) : "";
     if (!kr->client_id)
         kr->client_id = "";
-    kr->snap = sf_cluster_snapshot_ref(sf_broker_snapshot(b));
+    kr->static_cfg.cfg = sf_broker_cfg(b);
+    kr->view = sf_view_ref(sf_broker_view(b));
+    kr->snap = kr->view ? kr->view->snap : NULL;
     /* An ApiVersions request of a version this broker does not know still gets an answer
      * (KIP-511): the handler sends the v0 error with ApiVersions' own range. */
     if (key == SF_PROTO_API_ApiVersions && api && (ver < api->min || ver > api->max)) {
@@ -85,6 +95,14 @@ void sf_kafka_dispatch(sf_req_t *req, void *arg) {
         }
         sf_kreq_close(kr, rc == SF_ERR_NOMEM ? "request too large to decode"
                                              : "request does not decode");
+        return;
+    }
+    if (api->flags & SF_KAPI_METADATA_THREAD) {
+        kr->msg = msg;
+        kr->hop.fn = on_metadata_thread;
+        kr->hop.arg = kr;
+        kr->hop.heap = 0;
+        sf_broker_to_metadata(b, &kr->hop);
         return;
     }
     api->fn(kr, msg);

@@ -13,16 +13,25 @@
  * It answers through @kr (kreq.h), now or later. */
 typedef void (*sf_kapi_fn)(sf_kreq_t *kr, void *msg);
 
+/* Flags of an API. */
+enum {
+    /* Handled on the metadata thread, which owns the ZooKeeper session (the admin APIs that
+     * write there). Every other API is handled on the connection's worker. */
+    SF_KAPI_METADATA_THREAD = 1,
+};
+
 typedef struct sf_kapi {
     int16_t key;
     int16_t min, max; /* the versions advertised in ApiVersions */
     sf_kapi_fn fn;
+    unsigned flags;
 } sf_kapi_t;
 
 /* The served APIs in ascending key order (static); @n receives the count. */
 const sf_kapi_t *sf_kapi_all(size_t *n);
 
-/* The server's dispatch function (server.h): @arg is the sf_broker_t. Takes @req. */
+/* The server's dispatch function (server.h), on the connection's worker: @arg is the
+ * sf_broker_t. Takes @req. */
 void sf_kafka_dispatch(sf_req_t *req, void *arg);
 
 /* The handlers, one file per API family (kafka/api_<family>.c). */

@@ -7,28 +7,65 @@
  * snapshot and hand the request back to the server. Everything allocated from kr->arena
  * (decoded strings and arrays included) lives as long.
  *
- * Threading: a request and its context belong to the loop thread of its connection. */
+ * Threading: a request and its context belong to one thread at a time: the network worker of
+ * its connection, which dispatches it; the metadata thread, for the APIs that write to
+ * ZooKeeper (dispatch.c moves them there); an I/O thread while its append or read runs
+ * there. Whoever holds it may answer it (the answer travels to the worker). Everything it
+ * reads of the cluster and the partitions comes from its view (view.h), referenced until it is
+ * answered, which is immutable and shared. */
 #ifndef SF_KREQ_H
 #define SF_KREQ_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "broker.h"
 #include "cluster.h"
 #include "err.h"
+#include "iopool.h"
+#include "mailbox.h"
+#include "partition.h"
 #include "proto.h"
 #include "purgatory.h"
 #include "server.h"
+#include "topiccfg.h"
+#include "view.h"
 
-typedef struct sf_kreq {
+typedef struct sf_kreq sf_kreq_t;
+typedef struct sf_kjob sf_kjob_t;
+
+/* Work of a request on one partition, run on the I/O thread of the request's connection
+ * (iopool.h), in order with the connection's other jobs (an append may run on the network
+ * thread instead, see sf_kreq_append_submit). It may read the request and its view and write its
+ * own result slots, but must not allocate from the arena (other jobs of the request run at
+ * the same time). */
+typedef void (*sf_kjob_fn)(sf_kjob_t *job);
+
+struct sf_kjob {
+    sf_mail_t mail;
+    sf_kreq_t *kr;
+    sf_partition_t *part; /* borrowed from the request's view */
+    sf_kjob_fn fn;
+    void *arg;
+    int append; /* timed: a slow append sends the next ones to the I/O threads */
+};
+
+struct sf_kreq {
     sf_req_t *req;               /* the server's request (owned until answered) */
     sf_broker_t *b;              /* borrowed */
-    sf_cluster_snapshot_t *snap; /* referenced until answered; NULL before the first one */
+    sf_view_t *view;             /* referenced until answered; NULL before the first one */
+    sf_cluster_snapshot_t *snap; /* view->snap (NULL without a view) */
     int16_t api_key, version;
     sf_arena_t *arena;           /* the request arena */
     const char *client_id;       /* NUL-terminated, in the arena ("" when null) */
-} sf_kreq_t;
+    sf_topiccfg_ctx_t static_cfg; /* config defaults without a view (the configuration only) */
+    sf_mail_t hop;               /* the move to the metadata thread (dispatch.c) */
+    void *msg;                   /* the decoded request, while it moves */
+    atomic_int jobs;             /* I/O jobs not yet run, plus one until sf_kreq_jobs_end */
+    void (*jobs_done)(sf_kreq_t *kr, void *arg);
+    void *jobs_arg;
+};
 
 /* A NUL-terminated copy of @s in the arena; NULL for a null slice or no memory. */
 char *sf_kreq_str(sf_kreq_t *kr, sf_slice_t s);
@@ -48,11 +85,24 @@ void sf_kreq_respond_none(sf_kreq_t *kr);
  * decode, a version this broker does not serve, or no memory to answer). @why is logged. */
 void sf_kreq_close(sf_kreq_t *kr, const char *why);
 
-/* Park the request in the broker's purgatory (see purgatory.h): @attempt(@arg, final) is
+/* Park the request in the purgatory of the thread handling it (see purgatory.h): @attempt(@arg, final) is
  * called when a key is notified or after @timeout_ms. Returns the handle, or NULL on no memory
  * (the caller answers at once). */
 sf_pwait_t *sf_kreq_park(sf_kreq_t *kr, const sf_pkey_t *keys, int nkeys, int64_t timeout_ms,
                          sf_pwait_attempt_fn attempt, void *arg);
+
+/* Jobs on the I/O threads: sf_kreq_jobs_begin(@done, @arg), any number of
+ * sf_kreq_job_submit, then sf_kreq_jobs_end. @done(kr, @arg) runs once every job ran, on the thread that ran the last
+ * (or in sf_kreq_jobs_end), and answers the request. The jobs (e.g. in the arena) must live
+ * until then. */
+void sf_kreq_jobs_begin(sf_kreq_t *kr, void (*done)(sf_kreq_t *kr, void *arg), void *arg);
+void sf_kreq_job_submit(sf_kreq_t *kr, sf_kjob_t *job, sf_partition_t *part, sf_kjob_fn fn,
+                        void *arg);
+/* The same for an append: it runs right here while appends are quick and nothing of the
+ * connection's is queued on the I/O threads, else there (kreq.c says when). */
+void sf_kreq_append_submit(sf_kreq_t *kr, sf_kjob_t *job, sf_partition_t *part, sf_kjob_fn fn,
+                           void *arg);
+void sf_kreq_jobs_end(sf_kreq_t *kr);
 
 /* 1 once answers on the request's connection are dropped (the client went away). */
 int sf_kreq_conn_closed(const sf_kreq_t *kr);
@@ -60,8 +110,12 @@ int sf_kreq_conn_closed(const sf_kreq_t *kr);
 const char *sf_kreq_peer(const sf_kreq_t *kr);
 const char *sf_kreq_listener(const sf_kreq_t *kr);
 
-/* Move the request to the newest metadata snapshot (a parked request looking again). */
+/* Move the request to the newest view of the thread handling it (a parked request looking
+ * again, a request that moved to the metadata thread). */
 void sf_kreq_refresh(sf_kreq_t *kr);
+
+/* The topic config defaults in force for the request (the view's). */
+const sf_topiccfg_ctx_t *sf_kreq_topiccfg(const sf_kreq_t *kr);
 
 /* The topic and partition in the request's snapshot, or NULL. */
 const sf_cluster_topic_t *sf_kreq_topic(const sf_kreq_t *kr, const char *name);
@@ -70,9 +124,9 @@ const sf_cluster_partition_t *sf_kreq_partition(const sf_kreq_t *kr, const char 
 /* The topic with id @id in the request's snapshot, or NULL. */
 const sf_cluster_topic_t *sf_kreq_topic_by_id(const sf_kreq_t *kr, const sf_uuid_t *id);
 
-/* The local log of a partition this broker leads, or NULL with the client's error in *@err
- * (UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER). @topic may be NULL. */
-struct sf_log *sf_kreq_leader_log(sf_kreq_t *kr, const char *topic, int32_t partition,
-                                  sf_kerr_t *err);
+/* The partition this broker leads (borrowed from the view), or NULL with the client's error
+ * in *@err (UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER). @topic may be NULL. */
+sf_partition_t *sf_kreq_leader(sf_kreq_t *kr, const char *topic, int32_t partition,
+                               sf_kerr_t *err);
 
 #endif

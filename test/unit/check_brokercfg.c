@@ -85,6 +85,7 @@ START_TEST(test_defaults) {
     ck_assert_int_eq(cfg->message_max_bytes, 1048588);
     ck_assert_int_eq(cfg->socket_request_max_bytes, 104857600);
     ck_assert_int_ge(cfg->num_network_threads, 1);
+    ck_assert_int_eq(cfg->num_io_threads, 8);
     ck_assert_ptr_null(cfg->ssl_keystore_location);
     ck_assert_ptr_null(cfg->ssl_key_password);
     ck_assert_ptr_null(cfg->ssl_truststore_location);
@@ -127,7 +128,8 @@ START_TEST(test_all_keys_set) {
         "ssl.client.auth=Required\n"
         "log.level=debug\n"
         "syslog=true\n"
-        "num.io.threads=8\n"
+        "num.io.threads=3\n"
+        "num.recovery.threads.per.data.dir=1\n"
         "socket.send.buffer.bytes=102400\n");
     char buf[128];
     ck_assert_int_eq(cfg->broker_id, 7);
@@ -164,6 +166,7 @@ START_TEST(test_all_keys_set) {
     ck_assert_int_eq(cfg->message_max_bytes, 0);
     ck_assert_int_eq(cfg->socket_request_max_bytes, 1024);
     ck_assert_int_eq(cfg->num_network_threads, 4);
+    ck_assert_int_eq(cfg->num_io_threads, 3);
     ck_assert_str_eq(cfg->ssl_keystore_location, "/etc/sf/server.pem");
     ck_assert_str_eq(cfg->ssl_key_password, "secret");
     ck_assert_str_eq(cfg->ssl_truststore_location, "/etc/sf/ca.pem");
@@ -171,7 +174,7 @@ START_TEST(test_all_keys_set) {
     ck_assert_int_eq(cfg->log_level, SF_LOG_DEBUG);
     ck_assert_int_eq(cfg->syslog, 1);
     ck_assert_uint_eq(cfg->nignored_keys, 2);
-    ck_assert_str_eq(cfg->ignored_keys[0], "num.io.threads");
+    ck_assert_str_eq(cfg->ignored_keys[0], "num.recovery.threads.per.data.dir");
     ck_assert_str_eq(cfg->ignored_keys[1], "socket.send.buffer.bytes");
     sf_brokercfg_free(cfg);
 }

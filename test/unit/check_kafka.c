@@ -4,9 +4,10 @@
  * This file defines the broker.h accessors and the server.h functions the handlers use (they
  * link against broker/libsfbrokercore.la, which has neither broker.c nor server.c): a broker
  * with a configuration read from properties, a metadata snapshot built from parts (broker 1
- * alive with a PLAINTEXT endpoint and leading every partition), real logs in a temporary
- * directory and a real purgatory on a real event_base, so long polls run with
- * event_base_loop. sf_req_respond copies the response body (spliced log ranges included) and
+ * alive with a PLAINTEXT endpoint and leading every partition) in a real view with real logs
+ * in a temporary directory, a real purgatory on a real event_base, so long polls run with
+ * event_base_loop, and I/O "threads" that run every job at once on the caller's thread;
+ * requests for the metadata thread run at once too. sf_req_respond copies the response body (spliced log ranges included) and
  * decodes it with the generated codec; send_msg() encodes a request with the generated encoder,
  * frames it as the server does and dispatches it.
  *
@@ -36,6 +37,7 @@
 #include "crc32c.h"
 #include "dispatch.h"
 #include "err.h"
+#include "iopool.h"
 #include "kmsg.h"
 #include "log.h"
 #include "logging.h"
@@ -46,6 +48,7 @@
 #include "recbatch.h"
 #include "server.h"
 #include "topiccfg.h"
+#include "view.h"
 
 /* ---- the fake broker (broker.h) ---- */
 
@@ -56,9 +59,12 @@ struct sf_broker {
     struct event_base *base;
     sf_brokercfg_t *cfg;
     sf_cluster_snapshot_t *snap;
+    sf_view_t *view; /* of snap and parts (refresh_view after changing snap) */
     sf_purgatory_t *purgatory;
+    sf_iopool_t *io;
     sf_topiccfg_ctx_t topiccfg;
     sf_log_t *logs[MAX_LOGS];
+    sf_partition_t *parts[MAX_LOGS];
     int nlogs;
     const char *endpoints[1];
 };
@@ -71,8 +77,8 @@ const sf_brokercfg_t *sf_broker_cfg(const sf_broker_t *b) {
     return b->cfg;
 }
 
-sf_cluster_snapshot_t *sf_broker_snapshot(sf_broker_t *b) {
-    return b->snap;
+sf_view_t *sf_broker_view(sf_broker_t *b) {
+    return b->view;
 }
 
 /* Never registered in ZooKeeper: admin writes and auto-creation find no cluster. */
@@ -81,12 +87,26 @@ sf_cluster_t *sf_broker_cluster(sf_broker_t *b) {
     return NULL;
 }
 
-sf_log_t *sf_broker_log(sf_broker_t *b, const char *topic, int32_t partition) {
+static sf_partition_t *partition_of(void *arg, const char *topic, int32_t partition) {
+    sf_broker_t *b = arg;
     int i;
     for (i = 0; i < b->nlogs; i++)
         if (!strcmp(sf_log_topic(b->logs[i]), topic) && sf_log_partition(b->logs[i]) == partition)
-            return b->logs[i];
+            return b->parts[i];
     return NULL;
+}
+
+void sf_broker_notify_partition(sf_broker_t *b, const void *log) {
+    sf_purgatory_notify(b->purgatory, sf_pkey_partition(log));
+}
+
+sf_iopool_t *sf_broker_io(sf_broker_t *b) {
+    return b->io;
+}
+
+void sf_broker_to_metadata(sf_broker_t *b, sf_mail_t *m) {
+    (void)b;
+    m->fn(m->arg);
 }
 
 const char *const *sf_broker_endpoints(const sf_broker_t *b, size_t *n) {
@@ -121,8 +141,10 @@ sf_purgatory_t *sf_broker_purgatory(sf_broker_t *b) {
     return b->purgatory;
 }
 
-const sf_topiccfg_ctx_t *sf_broker_topiccfg(const sf_broker_t *b) {
-    return &b->topiccfg;
+/* A new view of fb.snap, as the broker publishes one for each snapshot. */
+static void refresh_view(void) {
+    sf_view_unref(fb.view);
+    ck_assert_ptr_nonnull(fb.view = sf_view_new(fb.snap, fb.cfg, partition_of, &fb));
 }
 
 /* ---- the fake server (server.h): every request has its own connection and reply ---- */
@@ -133,6 +155,7 @@ typedef struct reply reply_t;
 
 struct sf_conn {
     reply_t *reply;
+    int jobs;
 };
 
 struct reply {
@@ -226,6 +249,19 @@ void sf_req_close(sf_req_t *req) {
 const char *sf_conn_peer(const sf_conn_t *conn) {
     (void)conn;
     return "127.0.0.1:40000";
+}
+
+void sf_conn_jobs_add(sf_conn_t *conn, int delta) {
+    conn->jobs += delta;
+}
+
+int sf_conn_jobs(const sf_conn_t *conn) {
+    return conn->jobs;
+}
+
+int sf_conn_is_tls(const sf_conn_t *conn) {
+    (void)conn;
+    return 0;
 }
 
 int sf_conn_closed(const sf_conn_t *conn) {
@@ -400,6 +436,7 @@ static void setup(void) {
     fb.endpoints[0] = ENDPOINT;
     ck_assert_ptr_nonnull(fb.base = event_base_new());
     ck_assert_ptr_nonnull(fb.purgatory = sf_purgatory_new(fb.base));
+    ck_assert_ptr_nonnull(fb.io = sf_iopool_new(0, "io"));
     ck_assert_ptr_nonnull(fb.snap = make_snapshot());
     /* As broker.c does for every partition it holds: the log with its topic's settings. */
     for (t = 0; t < NTOPICS; t++) {
@@ -412,9 +449,11 @@ static void setup(void) {
             ck_assert_int_lt(fb.nlogs, MAX_LOGS);
             ck_assert_int_eq(sf_log_open(tmpdir, topic->name, p, &lc, 0, &log), SF_OK);
             sf_log_set_leader_epoch(log, topic->partitions[p].leader_epoch);
+            ck_assert_ptr_nonnull(fb.parts[fb.nlogs] = sf_partition_new(log, NULL, NULL, NULL, NULL));
             fb.logs[fb.nlogs++] = log;
         }
     }
+    refresh_view();
 }
 
 static int rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
@@ -428,8 +467,12 @@ static void teardown(void) {
     int i;
     /* Answers what is still parked, then the logs can go. */
     sf_purgatory_free(fb.purgatory);
-    for (i = 0; i < fb.nlogs; i++)
+    sf_iopool_free(fb.io);
+    sf_view_unref(fb.view);
+    for (i = 0; i < fb.nlogs; i++) {
+        sf_partition_unref(fb.parts[i]);
         sf_log_close(fb.logs[i]);
+    }
     sf_cluster_snapshot_unref(fb.snap);
     sf_brokercfg_free(fb.cfg);
     event_base_free(fb.base);
@@ -444,9 +487,9 @@ static void teardown(void) {
 }
 
 static sf_log_t *log_of(const char *topic, int32_t partition) {
-    sf_log_t *log = sf_broker_log(&fb, topic, partition);
-    ck_assert_ptr_nonnull(log);
-    return log;
+    sf_partition_t *part = partition_of(&fb, topic, partition);
+    ck_assert_ptr_nonnull(part);
+    return part->log;
 }
 
 static sf_uuid_t uuid_of(const char *topic) {
@@ -1418,6 +1461,9 @@ START_TEST(test_fetch_wait_expires) {
     /* Nothing comes: after MaxWaitMs the fetch is answered empty. */
     r = fetch_id(11, "plain", NULL, 0, 0, 30, 1, 1 << 20);
     ck_assert_int_eq(r->state, R_PENDING);
+    /* The purgatory tries it once more right after parking; then its deadline passes. */
+    ck_assert_int_ge(event_base_loop(fb.base, EVLOOP_ONCE), 0);
+    ck_assert_int_eq(r->state, R_PENDING);
     ck_assert_int_ge(event_base_loop(fb.base, EVLOOP_ONCE), 0);
     rp = fetched(r);
     ck_assert_int_eq(rp->ErrorCode, 0);
@@ -1821,6 +1867,7 @@ START_TEST(test_dynamic_broker_configs) {
     fb.snap->nbroker_configs = 1;
     fb.snap->default_configs = entries(dflt, 3);
     fb.snap->ndefault_configs = 3;
+    refresh_view();
 
     rr = describe_broker("1");
     ck_assert_int_eq(rr->ErrorCode, 0);

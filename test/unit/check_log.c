@@ -1,4 +1,4 @@
-/* Unit tests for the storage engine: broker/segment, broker/log and broker/logdir. */
+/* Unit tests for the storage engine: broker/storage (segment, log, logdir). */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -84,6 +84,11 @@ void sf_log_close(sf_log_t *log);
 int sf_log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_ms,
                   sf_log_append_info_t *info);
 
+/* The same for batches the caller has validated already (sf_validate_produce: CRCs, records):
+ * only their framing and sizes are checked again here. */
+int sf_log_append_validated(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_ms,
+                            sf_log_append_info_t *info);
+
 /* The PartitionLeaderEpoch stamped into batches appended from now on (default 0). */
 void sf_log_set_leader_epoch(sf_log_t *log, int32_t leader_epoch);
 
@@ -181,6 +186,9 @@ int sf_log_delete(sf_log_t *log);
 
 /* fsync the directory @path (making its entries durable). @return SF_OK or SF_ERR_IO. */
 int sf_log_fsync_dir(const char *path);
+
+/* A hash of (@topic, @partition) for tables of partitions (FNV-1a). */
+uint64_t sf_log_key_hash(const char *topic, int32_t partition);
 
 /* The topic (owned by @log) and partition. */
 const char *sf_log_topic(const sf_log_t *log);

@@ -56,17 +56,8 @@ struct sf_logdir {
 
 /* ---- the table ---- */
 
-static uint64_t key_hash(const char *topic, int32_t partition) {
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    const unsigned char *p;
-    for (p = (const unsigned char *)topic; *p; p++)
-        h = (h ^ *p) * 1099511628211ULL;
-    h = (h ^ (uint32_t)partition) * 1099511628211ULL;
-    return h;
-}
-
 static ld_entry_t **entry_slot(sf_logdir_t *ld, const char *topic, int32_t partition) {
-    ld_entry_t **pp = &ld->buckets[key_hash(topic, partition) % ld->nbuckets];
+    ld_entry_t **pp = &ld->buckets[sf_log_key_hash(topic, partition) % ld->nbuckets];
     for (; *pp; pp = &(*pp)->next)
         if (sf_log_partition((*pp)->log) == partition && !strcmp(sf_log_topic((*pp)->log), topic))
             return pp;
@@ -81,7 +72,7 @@ static int table_grow(sf_logdir_t *ld) {
     for (i = 0; i < ld->nbuckets; i++) {
         ld_entry_t *e = ld->buckets[i], *next;
         for (; e; e = next) {
-            size_t h = key_hash(sf_log_topic(e->log), sf_log_partition(e->log)) % n;
+            size_t h = sf_log_key_hash(sf_log_topic(e->log), sf_log_partition(e->log)) % n;
             next = e->next;
             e->next = b[h];
             b[h] = e;

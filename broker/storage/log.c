@@ -405,8 +405,8 @@ static int needs_roll(const sf_log_t *log, size_t len, size_t nbatches, int64_t 
     return 0;
 }
 
-int sf_log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_ms,
-                  sf_log_append_info_t *info) {
+static int log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_ms,
+                      int validated, sf_log_append_info_t *info) {
     sf_segment_batch_t stackv[BATCHES_ON_STACK], *bv = stackv;
     size_t nb = 0, capb = BATCHES_ON_STACK, pos = 0, i;
     int64_t records = 0, next;
@@ -437,8 +437,7 @@ int sf_log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_ms,
             rc = SF_ERR_MALFORMED; /* a partial batch */
             goto out;
         }
-        rc = sf_recbatch_validate(batches + pos, bsize, &hdr);
-        if (rc != SF_OK)
+        if (!validated && (rc = sf_recbatch_validate(batches + pos, bsize, &hdr)) != SF_OK)
             goto out;
         if (nb == capb) {
             sf_segment_batch_t *p;
@@ -516,6 +515,16 @@ out:
     if (bv != stackv)
         free(bv);
     return rc;
+}
+
+int sf_log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_ms,
+                  sf_log_append_info_t *info) {
+    return log_append(log, batches, len, now_ms, 0, info);
+}
+
+int sf_log_append_validated(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_ms,
+                            sf_log_append_info_t *info) {
+    return log_append(log, batches, len, now_ms, 1, info);
 }
 
 void sf_log_set_leader_epoch(sf_log_t *log, int32_t leader_epoch) {
@@ -1055,6 +1064,14 @@ int sf_log_delete(sf_log_t *log) {
 }
 
 /* ---- accessors ---- */
+
+uint64_t sf_log_key_hash(const char *topic, int32_t partition) {
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    const unsigned char *p;
+    for (p = (const unsigned char *)topic; *p; p++)
+        h = (h ^ *p) * 1099511628211ULL;
+    return (h ^ (uint32_t)partition) * 1099511628211ULL;
+}
 
 const char *sf_log_topic(const sf_log_t *log) {
     return log->topic;

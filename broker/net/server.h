@@ -1,20 +1,22 @@
-/* Listeners and client connections (libevent, one event-loop thread).
- *
- * The server binds every listener of the configuration (PLAINTEXT or SSL), reads Kafka frames
- * (i32 size + request), decodes each request header and hands the request to a dispatch
- * function. Responses go out strictly in request order on each connection, whatever order the
+/* The client connections of one network worker (worker.h): sockets handed over by the
+ * acceptor (acceptor.h), Kafka frames (i32 size + request) read, each request header decoded
+ * and the request handed to a dispatch function. Responses go out strictly in request order on each connection, whatever order the
  * handler answers them in (every request owns a response slot in a per-connection queue).
  *
  * Limits: a frame whose size is < 8 or > socket.request.max.bytes closes the connection before
  * anything of that size is allocated; a header that does not decode closes it too (after the
  * responses to earlier requests are written). A connection stops reading while it has
- * SF_SERVER_MAX_INFLIGHT requests unanswered or more than SF_SERVER_MAX_PENDING_OUTPUT bytes of
- * responses queued, and resumes when they drain.
+ * SF_SERVER_MAX_INFLIGHT requests unanswered, SF_SERVER_MAX_HELD bytes of requests in the
+ * handlers' hands or more than SF_SERVER_MAX_PENDING_OUTPUT bytes of responses queued, and
+ * resumes when they drain.
  *
  * Lifetimes: a request (sf_req_t) lives from dispatch until exactly one of sf_req_respond,
  * sf_req_respond_none or sf_req_close is called on it. A connection whose peer went away stays
  * allocated (marked closed) until its last request is answered; answers to it are dropped.
- * All functions must be called from the event-loop thread. */
+ * Threading: a connection lives on its worker's loop for life, and every function here runs
+ * there, except that sf_req_respond, sf_req_respond_none and sf_req_close may be called from
+ * any thread: an answer given elsewhere (a request handled on the metadata thread) is posted
+ * to the worker's mailbox and delivered there. */
 #ifndef SF_SERVER_H
 #define SF_SERVER_H
 
@@ -23,9 +25,13 @@
 
 #include "arena.h"
 #include "buf.h"
+#include "mailbox.h"
 #include "proto.h"
 
+#include <openssl/ssl.h>
+
 struct event_base;
+struct sockaddr;
 struct sf_brokercfg;
 
 /* Unanswered requests per connection before it stops reading. */
@@ -33,6 +39,9 @@ struct sf_brokercfg;
 /* Bytes of responses queued on a connection (socket output + responses waiting for an earlier
  * one) before it stops reading. */
 #define SF_SERVER_MAX_PENDING_OUTPUT (64 * 1024 * 1024)
+/* Frame bytes of the requests of one connection still being handled (appends queued for the
+ * I/O threads hold their frames) before it stops reading. */
+#define SF_SERVER_MAX_HELD (32 * 1024 * 1024)
 /* Cap on the arena of one request (decoded structures), as a multiple of the frame size plus a
  * constant; the handler sees allocation failures past it. */
 #define SF_SERVER_ARENA_LIMIT(frame_len) ((size_t)(frame_len) * 8 + 1024 * 1024)
@@ -52,6 +61,9 @@ typedef struct sf_req {
     sf_arena_t arena; /* for decoded structs; freed with the request */
     /* private */
     sf_req_slot_t *slot;
+    sf_mail_t far;       /* an answer given on another thread, posted to the connection's */
+    sf_wbuf_t far_body;
+    int far_kind;
 } sf_req_t;
 
 /* Called once per request, on the event-loop thread, from the connection's read callback. The
@@ -59,31 +71,27 @@ typedef struct sf_req {
  * sf_req_respond_none or sf_req_close (right away or later, e.g. from a timer). */
 typedef void (*sf_server_dispatch_fn)(sf_req_t *req, void *arg);
 
-/* Bind every listener of @cfg (SO_REUSEADDR; an empty host binds 0.0.0.0) and create the TLS
- * context for SSL listeners from cfg->ssl_*. @base, @cfg and @arg are borrowed (@cfg only during
- * the call). Returns SF_OK with *out set, or SF_ERR_IO / SF_ERR_INVALID / SF_ERR_NOMEM with one
- * sentence in @errstr naming the listener and the reason (e.g. "listener PLAINTEXT://:9092:
- * cannot bind 0.0.0.0:9092: Address already in use"). */
+/* A set of connections on @base (the worker's loop; @mb its mailbox, borrowed, or NULL when
+ * every answer comes from that loop). @cfg is borrowed during the call (request size and idle
+ * limits). @fn(@arg) gets every request. Returns SF_OK with *out, or SF_ERR_NOMEM. */
 int sf_server_new(struct event_base *base, const struct sf_brokercfg *cfg, sf_server_dispatch_fn fn,
-                  void *arg, sf_server_t **out, char *errstr, size_t errstr_size);
+                  void *arg, sf_mailbox_t *mb, sf_server_t **out);
 
-/* The port listener @i (index in cfg->listeners) is bound to: the configured port, or the one
- * the system chose for port 0. -1 if @i is out of range or the listener is closed. */
-int sf_server_port(const sf_server_t *srv, size_t i);
+/* Take over the accepted socket @fd (owned from now on, also on failure) from listener
+ * @listener (copied); @tls_ctx is the listener's TLS context (one reference, taken over) or
+ * NULL for plaintext. @sa is the peer address. Returns SF_OK, or SF_ERR_NOMEM with the socket
+ * closed. */
+int sf_server_adopt(sf_server_t *srv, int fd, const struct sockaddr *sa, const char *listener,
+                    SSL_CTX *tls_ctx);
 
-/* Reload the TLS context from @cfg's ssl.* keys (SIGHUP certificate rotation). New connections
- * use the new context; established ones keep theirs. On error the old context stays in use and
- * a sentence is written to @errstr. Returns SF_OK, or an error. */
-int sf_server_reload_tls(sf_server_t *srv, const struct sf_brokercfg *cfg, char *errstr,
-                         size_t errstr_size);
-
-/* Close the listening sockets (controlled shutdown); established connections stay. */
-void sf_server_stop_accepting(sf_server_t *srv);
+/* Stop reading requests on every connection, for good (the first step of shutdown: the
+ * answers to what was read still go out). */
+void sf_server_quiesce(sf_server_t *srv);
 
 /* Number of open client connections. */
 size_t sf_server_nconns(const sf_server_t *srv);
 
-/* Close every connection and listener and free the server (NULL is fine). Requests still held by
+/* Close every connection and free the server (NULL is fine). Requests still held by
  * the handler stay valid: answering them later just frees them. */
 void sf_server_free(sf_server_t *srv);
 
@@ -109,6 +117,11 @@ void sf_req_close(sf_req_t *req);
 
 /* "127.0.0.1:54321" or "[::1]:54321" (owned by @conn). */
 const char *sf_conn_peer(const sf_conn_t *conn);
+
+/* Jobs of the connection's requests queued on the I/O threads (the request context keeps the
+ * count, so that later work of the connection queues behind them). Any thread. */
+void sf_conn_jobs_add(sf_conn_t *conn, int delta);
+int sf_conn_jobs(const sf_conn_t *conn);
 
 /* 1 for a connection accepted on an SSL listener. */
 int sf_conn_is_tls(const sf_conn_t *conn);

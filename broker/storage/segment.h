@@ -1,9 +1,9 @@
 /* One log segment: <base %020lld>.log with its sparse .index (relative offset u32 + file
  * position u32, big-endian) and .timeindex (timestamp i64 + relative offset u32).
  *
- * This header is internal to the storage engine (broker/log.c). Everything but the reference
+ * This header is internal to the storage engine (broker/storage/log.c). Everything but the reference
  * count is guarded by the owning log's mutex; the struct is visible so the log can read its
- * fields directly. Other modules only see the opaque sf_segment_t through broker/log.h.
+ * fields directly. Other modules only see the opaque sf_segment_t through broker/storage/log.h.
  *
  * Index entries are kept in the file's big-endian layout: in a heap array while the segment
  * is active (appended to the file on flush, roll and close), and mapped read-only from the

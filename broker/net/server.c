@@ -1,9 +1,10 @@
-/* Listeners and client connections: framing, in-order responses, flow control, TLS. */
+/* Client connections: framing, in-order responses, flow control, TLS. */
 #include "server.h"
 
 #include <arpa/inet.h>
 #include <assert.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -18,7 +19,6 @@
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
-#include <event2/listener.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
@@ -27,6 +27,8 @@
 #include "err.h"
 #include "log.h"
 #include "logging.h"
+#include "acceptor.h"
+#include "mailbox.h"
 #include "tls.h"
 
 /* Resume reading once queued output falls to this (hysteresis under the pause threshold). */
@@ -54,8 +56,6 @@
 #define SF_SERVER_IDLE_CHECKS 10
 #define SF_SERVER_IDLE_CHECK_MIN_MS 100
 #define SF_SERVER_IDLE_CHECK_MAX_MS 30000
-/* After accept() fails for lack of descriptors, pause accepting this long. */
-#define SF_SERVER_ACCEPT_BACKOFF_MS 500
 
 /* A response slot: one per request, in request order. */
 typedef enum slot_state {
@@ -70,34 +70,25 @@ struct sf_req_slot {
     slot_state_t state;
 };
 
-typedef struct sf_listener {
-    sf_server_t *srv;
-    struct evconnlistener *lev;
-    struct event *retry; /* re-enables accepting after EMFILE */
-    char desc[300];      /* "PLAINTEXT://127.0.0.1:9092" */
-    char name[16];
-    int tls;
-    int port; /* bound port */
-} sf_listener_t;
 
 struct sf_server {
     struct event_base *base;
     sf_server_dispatch_fn fn;
     void *arg;
     size_t max_request;
-    SSL_CTX *ssl_ctx;
-    sf_listener_t *listeners;
-    size_t nlisteners;
+    sf_mailbox_t *mb;  /* the owner loop's mailbox: answers from other threads come through it */
     sf_conn_t *conns; /* open connections (doubly linked) */
     size_t nconns;
     int64_t idle_ms;          /* connections.max.idle.ms (-1: never) */
     struct event *idle_timer; /* closes idle connections */
     int64_t tick;             /* monotonic ms at the last idle check: connection activity time */
     sf_wbuf_t hdr; /* scratch for response headers (one event-loop thread) */
+    int quiesced;  /* no more requests are read (shutdown) */
 };
 
 struct sf_conn {
     sf_server_t *srv;         /* NULL once closed */
+    sf_mailbox_t *mb;         /* the owner loop's (for answers from other threads) */
     sf_conn_t *prev, *next;   /* in srv->conns while open */
     struct bufferevent *bev;  /* TLS connections; NULL once closed */
     char peer[INET6_ADDRSTRLEN + 10];
@@ -125,6 +116,8 @@ struct sf_conn {
     sf_req_slot_t *head, *tail;
     size_t nslots;  /* unanswered or unwritten requests (in-flight) */
     size_t nreqs;   /* requests the handler still holds */
+    size_t held;    /* frame bytes of those requests */
+    atomic_int jobs; /* their jobs queued on the I/O threads (sf_conn_jobs_add) */
     size_t parked;  /* bytes in slots answered before the ones ahead of them */
     int64_t active; /* srv->tick when bytes last moved (or the connection was accepted) */
     /* Input and output: the bufferevent's (TLS) or owned (plaintext); NULL once closed. */
@@ -303,7 +296,8 @@ static void conn_pause(sf_conn_t *conn) {
 static void conn_maybe_resume(sf_conn_t *conn) {
     if (!conn->paused || conn->dead || conn->closing)
         return;
-    if (conn->nslots >= SF_SERVER_MAX_INFLIGHT || conn_pending(conn) > SF_SERVER_RESUME_OUTPUT)
+    if (conn->nslots >= SF_SERVER_MAX_INFLIGHT || conn_pending(conn) > SF_SERVER_RESUME_OUTPUT ||
+        conn->held > SF_SERVER_MAX_HELD / 2 || conn->srv->quiesced)
         return;
     conn->paused = 0;
     conn_update_cbs(conn);
@@ -442,6 +436,7 @@ static int conn_dispatch(sf_conn_t *conn, sf_req_t *req) {
     sf_arena_init(&req->arena, SF_SERVER_ARENA_LIMIT(req->frame_len));
     req->conn = conn;
     conn->nreqs++;
+    conn->held += req->frame_len;
     srv->fn(req, srv->arg);
     return conn->dead || conn->closing ? -1 : 0;
 }
@@ -480,8 +475,8 @@ static void conn_process(sf_conn_t *conn) {
         size_t avail = evbuffer_get_length(in);
         sf_req_t *req;
 
-        if (conn->nslots >= SF_SERVER_MAX_INFLIGHT ||
-            conn_pending(conn) > SF_SERVER_MAX_PENDING_OUTPUT) {
+        if (conn->nslots >= SF_SERVER_MAX_INFLIGHT || conn->held > SF_SERVER_MAX_HELD ||
+            conn_pending(conn) > SF_SERVER_MAX_PENDING_OUTPUT || conn->srv->quiesced) {
             conn_pause(conn);
             break;
         }
@@ -851,6 +846,7 @@ done:
 static void req_finish(sf_req_t *req) {
     sf_conn_t *conn = req->conn;
     conn_touch(conn);
+    conn->held -= req->frame_len;
     sf_arena_reset(&req->arena);
     free(req);
     conn->nreqs--;
@@ -858,7 +854,7 @@ static void req_finish(sf_req_t *req) {
     conn_unbusy(conn);
 }
 
-void sf_req_respond(sf_req_t *req, sf_wbuf_t *body) {
+static void respond_here(sf_req_t *req, sf_wbuf_t *body) {
     sf_conn_t *conn = req->conn;
     sf_req_slot_t *slot = req->slot;
 
@@ -895,13 +891,13 @@ void sf_req_respond(sf_req_t *req, sf_wbuf_t *body) {
     req_finish(req);
 }
 
-void sf_req_respond_none(sf_req_t *req) {
+static void respond_none_here(sf_req_t *req) {
     conn_busy(req->conn);
     req->slot->state = SLOT_DONE;
     req_finish(req);
 }
 
-void sf_req_close(sf_req_t *req) {
+static void close_here(sf_req_t *req) {
     sf_conn_t *conn = req->conn;
     conn_busy(conn);
     sf_log(SF_LOG_DEBUG, "NET", "%s: closing after a malformed request (api %d v%d, client %.*s)",
@@ -913,8 +909,62 @@ void sf_req_close(sf_req_t *req) {
     req_finish(req);
 }
 
+/* An answer from another thread, on its way to the connection's own loop. */
+enum { FAR_RESPOND, FAR_NONE, FAR_CLOSE };
+
+static void far_answer_cb(void *arg) {
+    sf_req_t *req = arg;
+    if (req->far_kind == FAR_RESPOND)
+        respond_here(req, &req->far_body);
+    else if (req->far_kind == FAR_NONE)
+        respond_none_here(req);
+    else
+        close_here(req);
+}
+
+/* Hand an answer given on another thread to the connection's loop (the request carries the
+ * mail, so this cannot fail). Returns 1 if posted. */
+static int post_far(sf_req_t *req, sf_wbuf_t *body, int kind) {
+    if (!req->conn->mb || sf_mailbox_is_owner(req->conn->mb))
+        return 0;
+    req->far_kind = kind;
+    sf_wbuf_init(&req->far_body);
+    if (body) {
+        req->far_body = *body; /* moved: the splices' references go along */
+        sf_wbuf_init(body);
+    }
+    req->far.fn = far_answer_cb;
+    req->far.arg = req;
+    req->far.heap = 0;
+    sf_mailbox_put(req->conn->mb, &req->far);
+    return 1;
+}
+
+void sf_req_respond(sf_req_t *req, sf_wbuf_t *body) {
+    if (!post_far(req, body, FAR_RESPOND))
+        respond_here(req, body);
+}
+
+void sf_req_respond_none(sf_req_t *req) {
+    if (!post_far(req, NULL, FAR_NONE))
+        respond_none_here(req);
+}
+
+void sf_req_close(sf_req_t *req) {
+    if (!post_far(req, NULL, FAR_CLOSE))
+        close_here(req);
+}
+
 const char *sf_conn_peer(const sf_conn_t *conn) {
     return conn->peer;
+}
+
+void sf_conn_jobs_add(sf_conn_t *conn, int delta) {
+    atomic_fetch_add_explicit(&conn->jobs, delta, memory_order_acq_rel);
+}
+
+int sf_conn_jobs(const sf_conn_t *conn) {
+    return atomic_load_explicit(&conn->jobs, memory_order_acquire);
 }
 
 int sf_conn_is_tls(const sf_conn_t *conn) {
@@ -930,53 +980,44 @@ const char *sf_conn_listener(const sf_conn_t *conn) {
 }
 
 /* ------------------------------------------------------------------------------------------
- * Listeners
+ * Connections handed over by the acceptor
  * ------------------------------------------------------------------------------------------ */
 
-static void format_addr(const struct sockaddr *sa, char *buf, size_t size) {
-    char ip[INET6_ADDRSTRLEN] = "?";
-    if (sa->sa_family == AF_INET) {
-        const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
-        inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
-        snprintf(buf, size, "%s:%u", ip, ntohs(sin->sin_port));
-    } else if (sa->sa_family == AF_INET6) {
-        const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
-        inet_ntop(AF_INET6, &sin6->sin6_addr, ip, sizeof(ip));
-        snprintf(buf, size, "[%s]:%u", ip, ntohs(sin6->sin6_port));
-    } else {
-        snprintf(buf, size, "unknown");
-    }
-}
-
-static void accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa,
-                      int salen, void *arg) {
-    sf_listener_t *l = arg;
-    sf_server_t *srv = l->srv;
+int sf_server_adopt(sf_server_t *srv, int fd, const struct sockaddr *sa, const char *listener,
+                    SSL_CTX *tls_ctx) {
     sf_conn_t *conn;
     int one = 1;
-    (void)lev;
-    (void)salen;
 
+    if (srv->quiesced) {
+        evutil_closesocket(fd);
+        if (tls_ctx)
+            SSL_CTX_free(tls_ctx);
+        return SF_ERR_STATE;
+    }
     /* Requests and responses are whole frames written at once: no Nagle delay. */
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
     conn = calloc(1, sizeof(*conn));
     if (!conn) {
         evutil_closesocket(fd);
-        return;
+        if (tls_ctx)
+            SSL_CTX_free(tls_ctx);
+        return SF_ERR_NOMEM;
     }
-    format_addr(sa, conn->peer, sizeof(conn->peer));
-    snprintf(conn->listener, sizeof(conn->listener), "%s", l->name);
-    conn->tls = l->tls;
+    sf_acceptor_format_addr(sa, conn->peer, sizeof(conn->peer));
+    snprintf(conn->listener, sizeof(conn->listener), "%s", listener);
+    conn->tls = tls_ctx != NULL;
+    conn->mb = srv->mb;
     conn->max_request = srv->max_request;
     conn->fd = fd;
-    if (l->tls) {
-        SSL *ssl = SSL_new(srv->ssl_ctx);
+    if (tls_ctx) {
+        SSL *ssl = SSL_new(tls_ctx);
+        SSL_CTX_free(tls_ctx); /* the session holds its own reference */
         if (!ssl) {
             sf_log(SF_LOG_WARNING, "NET", "%s: cannot create a TLS session; closing", conn->peer);
             evutil_closesocket(fd);
             free(conn);
-            return;
+            return SF_ERR_NOMEM;
         }
         /* Deferred callbacks: OpenSSL bufferevents can report errors from inside a write, and
          * our callbacks must never run nested in our own code. */
@@ -991,7 +1032,7 @@ static void accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct soc
                    conn->peer);
             evutil_closesocket(fd);
             free(conn);
-            return;
+            return SF_ERR_NOMEM;
         }
         conn->in = bufferevent_get_input(conn->bev);
         conn->out = bufferevent_get_output(conn->bev);
@@ -1022,7 +1063,7 @@ static void accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct soc
                 evbuffer_free(conn->out);
             evutil_closesocket(fd);
             free(conn);
-            return;
+            return SF_ERR_NOMEM;
         }
     }
     conn->srv = srv;
@@ -1033,7 +1074,8 @@ static void accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct soc
     srv->conns = conn;
     srv->nconns++;
     conn_read_enable(conn);
-    sf_log(SF_LOG_DEBUG, "NET", "%s: connection accepted on %s", conn->peer, l->desc);
+    sf_log(SF_LOG_DEBUG, "NET", "%s: connection accepted on %s", conn->peer, listener);
+    return SF_OK;
 }
 
 /* Close connections that moved no bytes for connections.max.idle.ms and have no request in
@@ -1058,128 +1100,18 @@ static void idle_check_cb(evutil_socket_t fd, short what, void *arg) {
     }
 }
 
-static void accept_retry_cb(evutil_socket_t fd, short what, void *arg) {
-    sf_listener_t *l = arg;
-    (void)fd;
-    (void)what;
-    if (l->lev)
-        evconnlistener_enable(l->lev);
-}
-
-static void accept_error_cb(struct evconnlistener *lev, void *arg) {
-    sf_listener_t *l = arg;
-    int err = EVUTIL_SOCKET_ERROR();
-    sf_log(SF_LOG_WARNING, "NET", "listener %s: accept failed: %s", l->desc,
-           evutil_socket_error_to_string(err));
-    /* Out of descriptors: the pending connection stays ready, so accepting again at once
-     * would spin. Back off. */
-    if (l->retry) {
-        struct timeval tv = {0, SF_SERVER_ACCEPT_BACKOFF_MS * 1000};
-        evconnlistener_disable(lev);
-        evtimer_add(l->retry, &tv);
-    }
-}
-
-static int listener_open(sf_server_t *srv, sf_listener_t *l, const sf_brokercfg_listener_t *cl,
-                         char *errstr, size_t errstr_size) {
-    struct addrinfo hints, *res = NULL, *ai, *pick = NULL;
-    char portstr[16], where[INET6_ADDRSTRLEN + 10];
-    const char *host = *cl->host ? cl->host : "0.0.0.0";
-    struct sockaddr_storage ss;
-    socklen_t sslen = sizeof(ss);
-    int fd = -1, one = 1, gai;
-
-    sf_brokercfg_listener_str(cl, l->desc, sizeof(l->desc));
-    snprintf(l->name, sizeof(l->name), "%s", cl->name);
-    l->srv = srv;
-    l->tls = cl->security == SF_BROKERCFG_SSL;
-    snprintf(portstr, sizeof(portstr), "%d", cl->port);
-    memset(&hints, 0, sizeof(hints));
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-    gai = getaddrinfo(host, portstr, &hints, &res);
-    if (gai != 0) {
-        snprintf(errstr, errstr_size, "listener %s: cannot resolve %s: %s", l->desc, host,
-                 gai_strerror(gai));
-        return SF_ERR_INVALID;
-    }
-    /* IPv4 first, as advertised addresses are. */
-    for (ai = res; ai && !pick; ai = ai->ai_next)
-        if (ai->ai_family == AF_INET)
-            pick = ai;
-    for (ai = res; ai && !pick; ai = ai->ai_next)
-        if (ai->ai_family == AF_INET6)
-            pick = ai;
-    if (!pick) {
-        snprintf(errstr, errstr_size, "listener %s: %s has no IPv4 or IPv6 address", l->desc, host);
-        freeaddrinfo(res);
-        return SF_ERR_INVALID;
-    }
-    format_addr(pick->ai_addr, where, sizeof(where));
-    fd = socket(pick->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        snprintf(errstr, errstr_size, "listener %s: cannot create a socket: %s", l->desc,
-                 strerror(errno));
-        freeaddrinfo(res);
-        return SF_ERR_IO;
-    }
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(fd, pick->ai_addr, pick->ai_addrlen) < 0 || listen(fd, SOMAXCONN) < 0) {
-        snprintf(errstr, errstr_size, "listener %s: cannot bind %s: %s", l->desc, where,
-                 strerror(errno));
-        close(fd);
-        freeaddrinfo(res);
-        return SF_ERR_IO;
-    }
-    freeaddrinfo(res);
-    if (getsockname(fd, (struct sockaddr *)&ss, &sslen) == 0) {
-        l->port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
-                                           : ntohs(((struct sockaddr_in *)&ss)->sin_port);
-        format_addr((struct sockaddr *)&ss, where, sizeof(where));
-    } else {
-        l->port = cl->port;
-    }
-    if (cl->port == 0) {
-        /* Name the port the system chose in logs. */
-        sf_brokercfg_listener_t bound = *cl;
-        bound.port = l->port;
-        sf_brokercfg_listener_str(&bound, l->desc, sizeof(l->desc));
-    }
-    /* backlog 0: the socket is already listening. */
-    l->lev = evconnlistener_new(srv->base, accept_cb, l, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
-                                0, fd);
-    l->retry = evtimer_new(srv->base, accept_retry_cb, l);
-    if (!l->lev || !l->retry) {
-        snprintf(errstr, errstr_size, "listener %s: out of memory", l->desc);
-        if (!l->lev)
-            close(fd);
-        return SF_ERR_NOMEM;
-    }
-    evconnlistener_set_error_cb(l->lev, accept_error_cb);
-    sf_log(SF_LOG_INFO, "NET", "listening on %s (%s)", l->desc, where);
-    return SF_OK;
-}
-
-static SSL_CTX *server_tls_ctx(const sf_brokercfg_t *cfg, char *errstr, size_t errstr_size) {
-    return sf_tls_server_ctx_new(cfg->ssl_keystore_location, cfg->ssl_key_password,
-                                 cfg->ssl_truststore_location, cfg->ssl_client_auth, errstr,
-                                 errstr_size);
-}
-
 int sf_server_new(struct event_base *base, const sf_brokercfg_t *cfg, sf_server_dispatch_fn fn,
-                  void *arg, sf_server_t **out, char *errstr, size_t errstr_size) {
+                  void *arg, sf_mailbox_t *mb, sf_server_t **out) {
     sf_server_t *srv;
-    size_t i;
-    int rc = SF_ERR_NOMEM;
 
     *out = NULL;
     srv = calloc(1, sizeof(*srv));
     if (!srv)
-        goto nomem;
+        return SF_ERR_NOMEM;
     srv->base = base;
     srv->fn = fn;
     srv->arg = arg;
+    srv->mb = mb;
     srv->max_request = (size_t)cfg->socket_request_max_bytes;
     srv->idle_ms = cfg->connections_max_idle_ms;
     srv->tick = sf_clock_mono_ms();
@@ -1193,76 +1125,20 @@ int sf_server_new(struct event_base *base, const sf_brokercfg_t *cfg, sf_server_
         tv.tv_sec = (time_t)(every / 1000);
         tv.tv_usec = (suseconds_t)(every % 1000) * 1000;
         srv->idle_timer = event_new(base, -1, EV_PERSIST, idle_check_cb, srv);
-        if (!srv->idle_timer || event_add(srv->idle_timer, &tv) < 0)
-            goto nomem;
-    }
-    srv->listeners = calloc(cfg->nlisteners ? cfg->nlisteners : 1, sizeof(*srv->listeners));
-    if (!srv->listeners)
-        goto nomem;
-    for (i = 0; i < cfg->nlisteners; i++) {
-        if (cfg->listeners[i].security == SF_BROKERCFG_SSL && !srv->ssl_ctx) {
-            char tlserr[512];
-            srv->ssl_ctx = server_tls_ctx(cfg, tlserr, sizeof(tlserr));
-            if (!srv->ssl_ctx) {
-                char desc[300];
-                snprintf(errstr, errstr_size, "listener %s: %s",
-                         sf_brokercfg_listener_str(&cfg->listeners[i], desc, sizeof(desc)), tlserr);
-                rc = SF_ERR_INVALID;
-                goto err;
-            }
+        if (!srv->idle_timer || event_add(srv->idle_timer, &tv) < 0) {
+            sf_server_free(srv);
+            return SF_ERR_NOMEM;
         }
-    }
-    for (i = 0; i < cfg->nlisteners; i++) {
-        srv->nlisteners = i + 1;
-        if ((rc = listener_open(srv, &srv->listeners[i], &cfg->listeners[i], errstr, errstr_size)) !=
-            SF_OK)
-            goto err;
     }
     *out = srv;
     return SF_OK;
-
-nomem:
-    snprintf(errstr, errstr_size, "out of memory setting up the listeners");
-err:
-    sf_server_free(srv);
-    return rc;
 }
 
-int sf_server_port(const sf_server_t *srv, size_t i) {
-    if (i >= srv->nlisteners || !srv->listeners[i].lev)
-        return -1;
-    return srv->listeners[i].port;
-}
-
-int sf_server_reload_tls(sf_server_t *srv, const sf_brokercfg_t *cfg, char *errstr,
-                         size_t errstr_size) {
-    SSL_CTX *ctx;
-    if (!srv->ssl_ctx)
-        return SF_OK; /* no SSL listener */
-    ctx = server_tls_ctx(cfg, errstr, errstr_size);
-    if (!ctx)
-        return SF_ERR_INVALID;
-    /* Established connections hold their own reference through their SSL objects. */
-    SSL_CTX_free(srv->ssl_ctx);
-    srv->ssl_ctx = ctx;
-    sf_log(SF_LOG_NOTICE, "NET", "TLS certificates reloaded from %s", cfg->ssl_keystore_location);
-    return SF_OK;
-}
-
-void sf_server_stop_accepting(sf_server_t *srv) {
-    size_t i;
-    for (i = 0; i < srv->nlisteners; i++) {
-        sf_listener_t *l = &srv->listeners[i];
-        if (l->lev) {
-            evconnlistener_free(l->lev);
-            l->lev = NULL;
-            sf_log(SF_LOG_INFO, "NET", "stopped listening on %s", l->desc);
-        }
-        if (l->retry) {
-            event_free(l->retry);
-            l->retry = NULL;
-        }
-    }
+void sf_server_quiesce(sf_server_t *srv) {
+    sf_conn_t *conn;
+    srv->quiesced = 1;
+    for (conn = srv->conns; conn; conn = conn->next)
+        conn_pause(conn);
 }
 
 size_t sf_server_nconns(const sf_server_t *srv) {
@@ -1272,7 +1148,6 @@ size_t sf_server_nconns(const sf_server_t *srv) {
 void sf_server_free(sf_server_t *srv) {
     if (!srv)
         return;
-    sf_server_stop_accepting(srv);
     if (srv->idle_timer)
         event_free(srv->idle_timer);
     while (srv->conns) {
@@ -1281,9 +1156,6 @@ void sf_server_free(sf_server_t *srv) {
         conn_kill(conn); /* unlinks it */
         conn_unbusy(conn); /* frees it unless the handler still holds requests */
     }
-    if (srv->ssl_ctx)
-        SSL_CTX_free(srv->ssl_ctx);
     sf_wbuf_free(&srv->hdr);
-    free(srv->listeners);
     free(srv);
 }

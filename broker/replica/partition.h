@@ -1,0 +1,51 @@
+/* A partition this broker holds a replica of: its log in one of the log directories and,
+ * once replication lands, its leader and follower state.
+ *
+ * Ownership: reference counted (atomically). The broker's registry (metadata thread) holds
+ * one reference while the partition is assigned here; every published view (view.h) holds
+ * one for each partition it lists, and a request holds its view until it is answered. So a
+ * handler on any thread uses a partition's log for as long as its request lives, and finds
+ * it without a lock. A partition whose topic was deleted is retired: when its last reference
+ * goes, its log and files are deleted on the log-manager thread (never on an event loop), and
+ * then @deleted(@arg) runs there. */
+#ifndef SF_PARTITION_H
+#define SF_PARTITION_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "iopool.h"
+#include "log.h"
+#include "logdir.h"
+
+typedef struct sf_partition sf_partition_t;
+typedef void (*sf_partition_deleted_fn)(void *arg, const char *topic, int32_t index);
+
+struct sf_partition {
+    atomic_int refcnt;
+    char *topic;
+    int32_t index;
+    sf_log_t *log;        /* in @ld's table until the partition is deleted */
+    sf_logdir_t *ld;
+    sf_iopool_t *manager; /* the log-manager thread */
+    atomic_int retired;
+    sf_partition_deleted_fn deleted;
+    void *deleted_arg;
+    sf_mail_t job; /* the deletion, queued on the log-manager thread */
+};
+
+/* A partition for @log (found or created in @ld; borrowed from its table), one reference.
+ * @manager and @deleted(@arg) are used once it is retired. NULL on no memory. */
+sf_partition_t *sf_partition_new(sf_log_t *log, sf_logdir_t *ld, sf_iopool_t *manager,
+                                 sf_partition_deleted_fn deleted, void *arg);
+
+/* Take / drop a reference. Any thread. The last drop of a retired partition hands the
+ * deletion of its log to the log-manager thread; of any other, just frees the object (the
+ * log stays in its directory). */
+sf_partition_t *sf_partition_ref(sf_partition_t *p);
+void sf_partition_unref(sf_partition_t *p);
+
+/* Its topic was deleted: delete the log once the last reference goes. Any thread. */
+void sf_partition_retire(sf_partition_t *p);
+
+#endif
