@@ -1,6 +1,7 @@
 /* Fetch, every version: file ranges of the leaders' logs sent zero-copy, long polls parked in
  * the purgatory on the partitions they read, and message sets of magic 0 and 1 made from the
- * stored batches for Fetch v0-v3 (Kafka's down-conversion). */
+ * stored batches for Fetch v0-v3 (Kafka's down-conversion, which reads and decompresses the
+ * batches: on an I/O thread). */
 #include "dispatch.h"
 
 #include <stdlib.h>
@@ -26,6 +27,8 @@ typedef struct fetch_op {
     sf_log_slice_t *slices;        /* one per requested partition, in order */
     sf_wbuf_t *converted;          /* Fetch v0-v3: the converted records of each partition
                                       (on the heap: they outlive the request's arena) */
+    int32_t *convert_max;          /* Fetch v0-v3: the byte limit of each partition's */
+    sf_kjob_t convert_job;
     int npartitions;
     int errors; /* partitions answered with an error by the last read */
 } fetch_op_t;
@@ -80,7 +83,8 @@ static fetch_op_t *fetch_op_new(sf_kreq_t *kr, const sf_proto_FetchRequest_t *fr
     if (!(op->slices = sf_kreq_alloc(kr, (size_t)n, sizeof(*op->slices))))
         return NULL;
     if (fetch_magic(kr->version) < 2 &&
-        !(op->converted = calloc((size_t)n + 1, sizeof(*op->converted))))
+        (!(op->converted = calloc((size_t)n + 1, sizeof(*op->converted))) ||
+         !(op->convert_max = sf_kreq_alloc(kr, (size_t)n, sizeof(*op->convert_max)))))
         return NULL;
     return op;
 }
@@ -186,8 +190,10 @@ static int64_t read_partition(fetch_op_t *op, const char *topic,
         memset(sl, 0, sizeof(*sl));
         return 0;
     }
-    if (fetch_magic(op->kr->version) < 2)
-        return down_convert(op, topic, sl, &op->converted[idx], max, rp) < 0 ? 0 : rp->Records.len;
+    if (fetch_magic(op->kr->version) < 2) {
+        op->convert_max[idx] = max; /* converted when answering (convert_run) */
+        return (int64_t)sl->len;
+    }
     if (op->kr->version < 10 && sf_log_slice_codecs(sl, &codecs) == SF_OK &&
         (codecs & CODEC_ZSTD_BIT)) {
         /* zstd batches are readable from Fetch v10 (KIP-110). */
@@ -226,26 +232,46 @@ static int64_t fetch_read(fetch_op_t *op) {
     return total;
 }
 
+/* Send the response. The server takes the slice references over; converted records are
+ * copied into it. Answering frees the request and its arena, op included: the converted
+ * buffers are freed through copies of their pointers. */
+static void fetch_answer(sf_kreq_t *kr, void *arg) {
+    fetch_op_t *op = arg;
+    sf_wbuf_t *converted = op->converted;
+    int i, n = op->npartitions;
+    sf_kreq_respond(kr, &op->resp);
+    for (i = 0; converted && i < n; i++)
+        sf_wbuf_free(&converted[i]);
+    free(converted);
+}
+
+/* Fetch v0-v3, on an I/O thread: every slice read becomes the version's message set. */
+static void convert_run(sf_kjob_t *job) {
+    fetch_op_t *op = job->arg;
+    int t, p, idx = 0;
+    for (t = 0; t < op->freq->TopicsCount; t++)
+        for (p = 0; p < op->freq->Topics[t].PartitionsCount; p++, idx++)
+            if (op->slices[idx].len > 0)
+                down_convert(op, op->topics[t], &op->slices[idx], &op->converted[idx],
+                             op->convert_max[idx], &op->resp.Responses[t].Partitions[p]);
+}
+
 /* Answer now with what there is (@final), or when there is enough or an error; else keep
- * waiting. Returns 1 when answered. */
+ * waiting. Returns 1 when answered (or handed to the I/O thread that converts it). */
 static int fetch_attempt(void *arg, int final) {
     fetch_op_t *op = arg;
     int64_t got = fetch_read(op);
-    sf_wbuf_t *converted;
-    int i, n;
     if (!final && got < op->freq->MinBytes && !op->errors && !sf_kreq_conn_closed(op->kr)) {
         release(op);
         return 0;
     }
-    /* The server takes the slice references over with the response; converted records are
-     * copied into it. Answering frees the request and its arena, op included: the converted
-     * buffers are freed through copies of their pointers. */
-    converted = op->converted;
-    n = op->npartitions;
-    sf_kreq_respond(op->kr, &op->resp);
-    for (i = 0; converted && i < n; i++)
-        sf_wbuf_free(&converted[i]);
-    free(converted);
+    if (!op->converted) {
+        fetch_answer(op->kr, op);
+        return 1;
+    }
+    sf_kreq_jobs_begin(op->kr, fetch_answer, op);
+    sf_kreq_job_submit(op->kr, &op->convert_job, NULL, convert_run, op);
+    sf_kreq_jobs_end(op->kr);
     return 1;
 }
 

@@ -45,7 +45,7 @@ typedef void (*sf_kjob_fn)(sf_kjob_t *job);
 struct sf_kjob {
     sf_mail_t mail;
     sf_kreq_t *kr;
-    sf_partition_t *part; /* borrowed from the request's view */
+    sf_partition_t *part; /* borrowed from the request's view; NULL for other work */
     sf_kjob_fn fn;
     void *arg;
     int append; /* timed: a slow append sends the next ones to the I/O threads */

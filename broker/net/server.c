@@ -57,6 +57,9 @@
 #define SF_SERVER_IDLE_CHECK_MIN_MS 100
 #define SF_SERVER_IDLE_CHECK_MAX_MS 30000
 
+/* Everything here but the answers from elsewhere (post_far) runs on the owner loop's thread. */
+#define ON_OWNER_THREAD(mb) assert(!(mb) || sf_mailbox_is_owner(mb))
+
 /* A response slot: one per request, in request order. */
 typedef enum slot_state {
     SLOT_PENDING, /* the request has not been answered */
@@ -858,6 +861,7 @@ static void respond_here(sf_req_t *req, sf_wbuf_t *body) {
     sf_conn_t *conn = req->conn;
     sf_req_slot_t *slot = req->slot;
 
+    ON_OWNER_THREAD(conn->mb);
     conn_busy(conn);
     slot->state = SLOT_DONE;
     if (body->err && !conn->dead) {
@@ -892,6 +896,7 @@ static void respond_here(sf_req_t *req, sf_wbuf_t *body) {
 }
 
 static void respond_none_here(sf_req_t *req) {
+    ON_OWNER_THREAD(req->conn->mb);
     conn_busy(req->conn);
     req->slot->state = SLOT_DONE;
     req_finish(req);
@@ -899,6 +904,7 @@ static void respond_none_here(sf_req_t *req) {
 
 static void close_here(sf_req_t *req) {
     sf_conn_t *conn = req->conn;
+    ON_OWNER_THREAD(conn->mb);
     conn_busy(conn);
     sf_log(SF_LOG_DEBUG, "NET", "%s: closing after a malformed request (api %d v%d, client %.*s)",
            conn->peer, req->hdr.RequestApiKey, req->hdr.RequestApiVersion,
@@ -988,6 +994,7 @@ int sf_server_adopt(sf_server_t *srv, int fd, const struct sockaddr *sa, const c
     sf_conn_t *conn;
     int one = 1;
 
+    ON_OWNER_THREAD(srv->mb);
     if (srv->quiesced) {
         evutil_closesocket(fd);
         if (tls_ctx)
