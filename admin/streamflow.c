@@ -39,7 +39,7 @@ static const sf_sub_t topic_subs[] = {
 
 static const sf_sub_t config_subs[] = {
     {"get", "show the configs of a topic or a broker"},
-    {"set", "set or remove topic config overrides"},
+    {"set", "set or remove topic overrides and dynamic broker configs"},
     {NULL, NULL}};
 
 static const sf_sub_t broker_subs[] = {{"list", "list the brokers"}, {NULL, NULL}};

@@ -119,6 +119,39 @@ static int admin_configs_named(const sf_config_kv_t *kvs, size_t n, char *errstr
     return SF_OK;
 }
 
+/* The broker a BROKER resource named @name is sent to: a decimal id is that broker (each
+ * broker describes and changes its own configs), "" (the cluster-wide default) any broker.
+ * Returns SF_OK, or SF_ERROR_INVALID when @name is neither. */
+static int admin_broker_target(const char *name, int32_t *target) {
+    char *end;
+    long id;
+
+    if (*name == '\0') {
+        *target = SF_CLIENT_ANY_BROKER;
+        return SF_OK;
+    }
+    id = strtol(name, &end, 10);
+    if (*end != '\0' || *name < '0' || *name > '9' || id < 0 || id > INT32_MAX)
+        return SF_ERROR_INVALID;
+    *target = (int32_t)id;
+    return SF_OK;
+}
+
+/* @rc of a request sent to broker @target, with the transport error the core gives for a
+ * broker the metadata does not list told apart from a broker that is down: SF_ERROR_NOTFOUND. */
+static int admin_broker_rc(sf_admin_t *a, int32_t target, int rc) {
+    int known = 0;
+
+    if (rc != SF_ERROR_TRANSPORT || target < 0)
+        return rc;
+    sf_client_lock(a->cl);
+    if (sf_client_broker(a->cl, target) == NULL && sf_client_brokers(a->cl, &known) != NULL &&
+        known > 0)
+        rc = SF_ERROR_NOTFOUND;
+    sf_client_unlock(a->cl);
+    return rc;
+}
+
 /* Sleep @ms milliseconds (app thread, lock not held). */
 static void admin_sleep_ms(int ms) {
     struct timespec ts;
@@ -139,6 +172,7 @@ typedef struct admin_topic_op {
     const sf_config_kv_t *configs;
     size_t config_count;
     int32_t timeout_ms;     /* TimeoutMs of the request body */
+    int8_t resource_type;   /* alter configs: ADMIN_RESOURCE_TOPIC or _BROKER */
     /* result */
     int16_t ErrorCode;
     char *ErrorMessage;     /* malloc'd, NULL if none */
@@ -697,23 +731,18 @@ int sf_admin_describe_configs(sf_admin_t *a, const char *topic, int broker, int 
                               sf_config_entry_t **entries, size_t *count) {
     admin_configs_t c;
     int32_t target = SF_CLIENT_ANY_BROKER;
-    int rc, known = 0;
+    int rc;
 
     if (entries != NULL)
         *entries = NULL;
     if (count != NULL)
         *count = 0;
-    if (a == NULL || topic == NULL || *topic == '\0' || entries == NULL || count == NULL)
+    if (a == NULL || topic == NULL || (*topic == '\0' && !broker) || entries == NULL ||
+        count == NULL)
         return SF_ERROR_INVALID;
-    if (broker) {
-        char *end;
-        long id = strtol(topic, &end, 10);
-
-        if (*end != '\0' || id < 0 || id > INT32_MAX)
-            return SF_ERROR_INVALID;
-        /* A broker describes its own configs only: ask that broker. */
-        target = (int32_t)id;
-    }
+    /* A broker describes its own configs only: ask that broker. */
+    if (broker && admin_broker_target(topic, &target) != SF_OK)
+        return SF_ERROR_INVALID;
     memset(&c, 0, sizeof c);
     c.type = broker ? ADMIN_RESOURCE_BROKER : ADMIN_RESOURCE_TOPIC;
     c.name = topic;
@@ -722,15 +751,7 @@ int sf_admin_describe_configs(sf_admin_t *a, const char *topic, int broker, int 
                         admin_timeout(a, timeout_ms));
     if (rc == SF_OK)
         rc = sf_client_kerr(c.ErrorCode);
-    if (rc == SF_ERROR_TRANSPORT && broker) {
-        /* The core fails a request for a broker the metadata does not list as a transport
-         * error: tell that apart from a broker that is down. */
-        sf_client_lock(a->cl);
-        if (sf_client_broker(a->cl, target) == NULL && sf_client_brokers(a->cl, &known) != NULL &&
-            known > 0)
-            rc = SF_ERROR_NOTFOUND;
-        sf_client_unlock(a->cl);
-    }
+    rc = admin_broker_rc(a, target, rc);
     if (rc != SF_OK) {
         sf_config_entries_destroy(c.entries, c.count);
         return rc;
@@ -774,7 +795,7 @@ static int admin_alter_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
         configs[i].Value = sf_slice_cstr(op->configs[i].value);
     }
     memset(&res, 0, sizeof res);
-    res.ResourceType = ADMIN_RESOURCE_TOPIC;
+    res.ResourceType = op->resource_type;
     res.ResourceName = sf_slice_cstr(op->topic);
     res.ConfigsCount = (int32_t)op->config_count;
     res.Configs = configs;
@@ -793,7 +814,7 @@ static int admin_alter_decode(sf_rbuf_t *body, int16_t version, void *arg) {
 
     return ADMIN_DECODE(IncrementalAlterConfigsResponse, body, version, resp, ({
                             int32_t i = ADMIN_FIND_RESOURCE(resp.Responses, resp.ResponsesCount,
-                                                            ADMIN_RESOURCE_TOPIC, op->topic);
+                                                            op->resource_type, op->topic);
                             i < 0 ? SF_ERROR_MALFORMED
                                   : admin_topic_result(op, resp.Responses[i].ErrorCode,
                                                        resp.Responses[i].ErrorMessage);
@@ -817,8 +838,40 @@ int sf_admin_alter_configs(sf_admin_t *a, const char *topic, const sf_config_kv_
     op.topic = topic;
     op.configs = kvs;
     op.config_count = count;
+    op.resource_type = ADMIN_RESOURCE_TOPIC;
     /* Topic configs live in ZooKeeper: any broker can change them. */
     return admin_topic_call(a, SF_CLIENT_ANY_BROKER, SF_PROTO_API_IncrementalAlterConfigs,
                             ADMIN_INCALTERCONFIGS_MAX, admin_alter_encode, admin_alter_decode,
                             &op, timeout_ms, errstr, errstr_size);
+}
+
+int sf_admin_alter_broker_configs(sf_admin_t *a, const char *broker, const sf_config_kv_t *kvs,
+                                  size_t count, int timeout_ms, char *errstr,
+                                  size_t errstr_size) {
+    admin_topic_op_t op;
+    int32_t target;
+    int rc;
+
+    admin_errstr(errstr, errstr_size, NULL);
+    if (a == NULL || broker == NULL || kvs == NULL || count == 0 || count > INT32_MAX) {
+        admin_errstr(errstr, errstr_size, "no broker or no config to change");
+        return SF_ERROR_INVALID;
+    }
+    if (admin_broker_target(broker, &target) != SF_OK) {
+        admin_errstr(errstr, errstr_size,
+                     "a broker is named by its id, or \"\" for the cluster-wide default");
+        return SF_ERROR_INVALID;
+    }
+    if ((rc = admin_configs_named(kvs, count, errstr, errstr_size)) != SF_OK)
+        return rc;
+    memset(&op, 0, sizeof op);
+    op.topic = broker;
+    op.configs = kvs;
+    op.config_count = count;
+    op.resource_type = ADMIN_RESOURCE_BROKER;
+    /* Each broker changes its own dynamic configs; any one changes the cluster default. */
+    rc = admin_topic_call(a, target, SF_PROTO_API_IncrementalAlterConfigs,
+                          ADMIN_INCALTERCONFIGS_MAX, admin_alter_encode, admin_alter_decode, &op,
+                          timeout_ms, errstr, errstr_size);
+    return admin_broker_rc(a, target, rc);
 }

@@ -341,7 +341,8 @@ typedef struct sf_config_entry {
 } sf_config_entry_t;
 
 /* Every config of @topic (with its source), or of broker @topic as a decimal id when
- * @broker is 1. The caller frees *@entries with sf_config_entries_destroy. */
+ * @broker is 1 ("": the cluster-wide default, only the dynamic defaults that are set). The
+ * caller frees *@entries with sf_config_entries_destroy. */
 SF_API int sf_admin_describe_configs(sf_admin_t *a, const char *topic, int broker,
                                      int timeout_ms, sf_config_entry_t **entries,
                                      size_t *count);
@@ -351,6 +352,14 @@ SF_API void sf_config_entries_destroy(sf_config_entry_t *entries, size_t count);
 SF_API int sf_admin_alter_configs(sf_admin_t *a, const char *topic, const sf_config_kv_t *kvs,
                                   size_t count, int timeout_ms, char *errstr,
                                   size_t errstr_size);
+
+/* Set (value) or remove (NULL value) dynamic broker configs, incrementally, of broker @broker
+ * (a decimal id; the request goes to that broker) or, when @broker is "", the cluster-wide
+ * default of every broker. Keys that only the configuration file sets are refused
+ * (INVALID_REQUEST, the broker's message in @errstr); SF_ERROR_NOTFOUND: no such broker. */
+SF_API int sf_admin_alter_broker_configs(sf_admin_t *a, const char *broker,
+                                         const sf_config_kv_t *kvs, size_t count, int timeout_ms,
+                                         char *errstr, size_t errstr_size);
 
 /* ------------------------------------------------------------------------------------------
  * Request/reply

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The streamflow command's administration sub-commands against a real broker: topic
-# create/list/describe/delete/alter, config get/set, broker list, cluster status, in table and
-# JSON output; command-line errors (exit 2), an unreachable bootstrap server (exit 3).
+# create/list/describe/delete/alter, config get/set (topics, dynamic broker configs and the
+# cluster-wide default), broker list, cluster status, in table and JSON output; command-line
+# errors (exit 2), an unreachable bootstrap server (exit 3).
 . "$(dirname "$0")/lib.sh"
 SF=$SF_BUILD_DIR/admin/streamflow
 [[ -x $SF ]] || fail "$SF not built (make admin/streamflow)"
@@ -107,9 +108,14 @@ expect_rc 2 "config get without --topic/--broker"
 expect_err "exactly one of --topic NAME or --broker ID" "config get without a resource"
 run config set --topic adm-x
 expect_rc 2 "config set without changes"
-run config set --broker 1 a=b
-expect_rc 2 "config set --broker"
-expect_err "static" "config set --broker"
+run config set --broker '' log.retention.ms=1
+expect_rc 2 "config set --broker ''"
+expect_err "--broker needs a broker id; --broker-defaults" "config set --broker ''"
+run config set --broker 1 --broker-defaults log.retention.ms=1
+expect_rc 2 "config set with two resources"
+expect_err "only one of --topic NAME, --broker ID or --broker-defaults" "two resources"
+run config set --broker-defaults
+expect_rc 2 "config set --broker-defaults without changes"
 run topic alter adm-x
 expect_rc 2 "alter without changes"
 run -X no.such.client.property=1 topic list
@@ -259,6 +265,66 @@ jcheck "config get --broker sources" '{c["name"]: (c["value"], c["source"]) for 
 jcheck "config get --broker names" 'any(c["name"] == "log.retention.ms" for c in d["configs"]) and not any(c["name"] == "retention.ms" for c in d["configs"])'
 run config get --broker 1x
 expect_rc 2 "config get --broker with a bad id"
+run config get --broker ''
+expect_rc 2 "config get --broker ''"
+
+# --- config set --broker / --broker-defaults: dynamic broker configs -------------------------
+# jsrc KEY: the (value, source) of KEY in the last `config get --output json`.
+jsrc() { echo "[(c[\"value\"], c[\"source\"]) for c in d[\"configs\"] if c[\"name\"] == \"$1\"]"; }
+run config get --broker-defaults --output json
+expect_rc 0 "config get --broker-defaults"
+jcheck "no cluster-wide default yet" 'd == {"resource_type": "broker", "resource_name": "", "configs": []}'
+run config set --broker 1 log.retention.ms=7200000
+expect_rc 0 "config set --broker 1"
+expect_out '^Set log\.retention\.ms=7200000 on broker 1\.$' "config set --broker 1"
+run config get --broker 1 log.retention.ms
+expect_rc 0 "config get --broker 1 KEY"
+expect_out '^log\.retention\.ms +7200000 +DYNAMIC_BROKER_CONFIG$' "a dynamic broker config"
+run config get --broker 1 --output json
+jcheck "dynamic log.retention.ms" "$(jsrc log.retention.ms) == [('7200000', 'DYNAMIC_BROKER_CONFIG')] and $(jsrc log.segment.bytes) == [('1073741824', 'DEFAULT_CONFIG')]"
+run config get --topic adm-t3 retention.ms --output json
+jcheck "a topic without an override follows broker 1" "$(jsrc retention.ms) == [('7200000', 'DYNAMIC_BROKER_CONFIG')]"
+# A static key: refused by the broker, with its message and what to do instead; a request
+# that mixes it with a dynamic key changes nothing.
+run config set --broker 1 log.dirs=/tmp/elsewhere
+expect_rc 1 "config set --broker 1 log.dirs"
+expect_err "changing the configs of broker 1: log\.dirs cannot be updated dynamically.*\(INVALID_REQUEST\); 'streamflow config get --broker ID' lists the keys that can" "static key refused"
+expect_err "configuration file and restart it" "static key refused"
+run config set --broker 1 log.retention.bytes=1000000 log.dirs=/tmp/elsewhere
+expect_rc 1 "a static key among dynamic ones"
+run config get --broker 1 --output json
+jcheck "a refused request changes nothing" "$(jsrc log.retention.bytes) == [('-1', 'DEFAULT_CONFIG')]"
+run config set --broker 1 log.retention.ms=soon
+expect_rc 1 "a bad dynamic value"
+expect_err 'INVALID_CONFIG' "a bad dynamic value"
+run config set --broker 7 log.retention.ms=1
+expect_rc 1 "config set on a broker not in the cluster"
+expect_err "broker 7 is not in the cluster" "config set on a broker not in the cluster"
+# The cluster-wide default: every broker's, below each broker's own.
+run config set --broker-defaults log.segment.bytes=2097152 log.retention.ms=60000
+expect_rc 0 "config set --broker-defaults"
+expect_out '^Set log\.segment\.bytes=2097152 on the cluster-wide broker default\.$' \
+    "config set --broker-defaults"
+run config get --broker-defaults --output json
+jcheck "config get --broker-defaults" 'sorted((c["name"], c["value"], c["source"]) for c in d["configs"]) == [("log.retention.ms", "60000", "DYNAMIC_DEFAULT_BROKER_CONFIG"), ("log.segment.bytes", "2097152", "DYNAMIC_DEFAULT_BROKER_CONFIG")] and d["resource_name"] == ""'
+run config get --broker 1 --output json
+jcheck "broker 1 under the default" "$(jsrc log.segment.bytes) == [('2097152', 'DYNAMIC_DEFAULT_BROKER_CONFIG')] and $(jsrc log.retention.ms) == [('7200000', 'DYNAMIC_BROKER_CONFIG')]"
+run config set --broker-defaults log.dirs=/tmp/elsewhere
+expect_rc 1 "config set --broker-defaults log.dirs"
+expect_err "changing the configs of the cluster-wide broker default: log\.dirs cannot be updated dynamically.*\(INVALID_REQUEST\)" "static key refused for the default"
+run config set --broker 1 --delete log.retention.ms --output json
+expect_rc 0 "config set --broker 1 --delete"
+jcheck "config set --broker --delete json" 'd == {"broker": "1", "set": {}, "deleted": ["log.retention.ms"]}'
+run config get --broker 1 --output json
+jcheck "the default after the broker's own is removed" "$(jsrc log.retention.ms) == [('60000', 'DYNAMIC_DEFAULT_BROKER_CONFIG')]"
+run config set --broker-defaults --delete log.retention.ms --delete log.segment.bytes
+expect_rc 0 "config set --broker-defaults --delete"
+expect_out '^Removed log\.segment\.bytes from the cluster-wide broker default\.$' \
+    "config set --broker-defaults --delete"
+run config get --broker-defaults --output json
+jcheck "the default removed" 'd["configs"] == []'
+run config get --broker 1 --output json
+jcheck "back to the file" "$(jsrc log.retention.ms) == [('360000000', 'STATIC_BROKER_CONFIG')] and $(jsrc log.segment.bytes) == [('1073741824', 'DEFAULT_CONFIG')]"
 
 # --- broker list, cluster status ------------------------------------------------------------
 run broker list
