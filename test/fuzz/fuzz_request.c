@@ -10,7 +10,9 @@
  *
  * Built with -DSF_FUZZ_LIBFUZZER this is a libFuzzer target. Otherwise main() replays every
  * file named on the command line and every file inside the directories named, prints
- * "N inputs replayed" and exits 0 when nothing crashed (CI runs it over test/fuzz/corpus). */
+ * "N inputs replayed" and exits 0 when nothing crashed (CI runs it over test/fuzz/corpus).
+ * With --every-api first, it also fails unless, for every request API of the codec, some input
+ * decoded as that request: an API added to the codec needs a seed (make fuzz-seeds). */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,9 +43,10 @@ static void fail(const char *what, int16_t key, int16_t version, int rc) {
     abort();
 }
 
-/* Decode @body with @c; if it decodes, check encode -> decode -> encode is stable. */
-static void exercise(const codec_t *c, int16_t version, const uint8_t *body, size_t size,
-                     sf_arena_t *arena) {
+/* Decode @body with @c; if it decodes, check encode -> decode -> encode is stable.
+ * @return 1 if @body decoded, else 0. */
+static int exercise(const codec_t *c, int16_t version, const uint8_t *body, size_t size,
+                    sf_arena_t *arena) {
     void *msg = malloc(c->size), *again = malloc(c->size);
     sf_wbuf_t wb1, wb2;
     sf_rbuf_t rb;
@@ -57,7 +60,7 @@ static void exercise(const codec_t *c, int16_t version, const uint8_t *body, siz
             fail("unexpected decode result", c->api_key, version, rc);
         free(msg);
         free(again);
-        return;
+        return 0;
     }
     if (rb.pos > size)
         fail("decoder read past the end", c->api_key, version, rc);
@@ -81,7 +84,11 @@ static void exercise(const codec_t *c, int16_t version, const uint8_t *body, siz
     sf_wbuf_free(&wb2);
     free(msg);
     free(again);
+    return 1;
 }
+
+/* Request API keys whose request some input decoded (the replay's --every-api check). */
+static unsigned char request_decoded[INT16_MAX + 1];
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     sf_proto_RequestHeader_t hdr;
@@ -97,7 +104,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         codec_t req = {spec->ApiKey, spec->RequestSize, spec->RequestDecode, spec->RequestEncode};
         codec_t resp = {spec->ApiKey, spec->ResponseSize, spec->ResponseDecode,
                         spec->ResponseEncode};
-        exercise(&req, hdr.RequestApiVersion, body, len, &arena);
+        if (exercise(&req, hdr.RequestApiVersion, body, len, &arena))
+            request_decoded[spec->ApiKey] = 1;
         exercise(&resp, hdr.RequestApiVersion, body, len, &arena);
     }
     sf_arena_reset(&arena);
@@ -170,16 +178,37 @@ static long replay(const char *path) {
     return n;
 }
 
+/* 0 if some input decoded as the request of every API of the codec, else 1 (each missing
+ * one named). */
+static int check_every_api(void) {
+    const sf_proto_spec_t *all;
+    size_t n, i;
+    int missing = 0;
+    all = sf_proto_spec_all(&n);
+    for (i = 0; i < n; i++) {
+        if (all[i].ApiKey >= 0 && request_decoded[all[i].ApiKey])
+            continue;
+        fprintf(stderr, "fuzz_request: no input decodes as a %sRequest (api %d); run make "
+                        "fuzz-seeds\n", all[i].Name, all[i].ApiKey);
+        missing = 1;
+    }
+    return missing;
+}
+
 int main(int argc, char **argv) {
     long total = 0, n;
-    int i;
-    for (i = 1; i < argc; i++) {
+    int i = 1, every_api = 0;
+    if (argc > 1 && strcmp(argv[1], "--every-api") == 0) {
+        every_api = 1;
+        i++;
+    }
+    for (; i < argc; i++) {
         if ((n = replay(argv[i])) < 0)
             return 1;
         total += n;
     }
     printf("%ld inputs replayed\n", total);
-    return 0;
+    return every_api ? check_every_api() : 0;
 }
 
 #endif
