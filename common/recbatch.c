@@ -117,10 +117,12 @@ static inline __attribute__((always_inline)) const uint8_t *rec_skip_varbytes(co
     return r.p + (r.v >> 1);
 }
 
-/* Walk the records of an uncompressed batch: every length stays inside, OffsetDeltas are
- * 0..count-1 in order and the records fill the batch exactly. The same rules as
- * sf_recbatch_iter_next, without building slices (this runs on every produced batch). */
-static int records_check(int32_t count, const uint8_t *p, size_t len) {
+/* Walk a records section: every length stays inside, OffsetDeltas are 0..count-1 in order,
+ * header keys are not null and the records fill the section exactly. The same rules as
+ * sf_recbatch_iter_next, without building slices (this runs on every produced batch). With
+ * @scan, also gather the timestamps (from @base_ts) and null keys. */
+static inline __attribute__((always_inline)) int
+records_walk(int32_t count, int64_t base_ts, const uint8_t *p, size_t len, sf_recbatch_scan_t *scan) {
     const uint8_t *end = p + len;
     int32_t i, j;
     for (i = 0; i < count; i++) {
@@ -133,9 +135,18 @@ static int records_check(int32_t count, const uint8_t *p, size_t len) {
         r = rec_varint(r.p + 1, rend, 10); /* Attributes, then TimestampDelta */
         if (!r.p)
             return SF_ERR_MALFORMED;
+        if (scan) {
+            int64_t ts = add_wrap(base_ts, (int64_t)(r.v >> 1) ^ -(int64_t)(r.v & 1));
+            if (ts > scan->max_timestamp)
+                scan->max_timestamp = ts;
+            if (ts < scan->min_timestamp)
+                scan->min_timestamp = ts;
+        }
         r = rec_varint(r.p, rend, 5); /* OffsetDelta */
         if (!r.p || r.v != 2 * (uint64_t)i)
             return SF_ERR_MALFORMED;
+        if (scan && r.p < rend && *r.p == 1) /* a null key: varint -1 */
+            scan->null_keys++;
         if (!(f = rec_skip_varbytes(r.p, rend, 1)) || /* Key */
             !(f = rec_skip_varbytes(f, rend, 1)))     /* Value */
             return SF_ERR_MALFORMED;
@@ -153,6 +164,16 @@ static int records_check(int32_t count, const uint8_t *p, size_t len) {
         p = rend;
     }
     return p == end ? SF_OK : SF_ERR_MALFORMED;
+}
+
+int sf_recbatch_records_scan(const sf_recbatch_hdr_t *hdr, const uint8_t *records, size_t len,
+                             sf_recbatch_scan_t *scan) {
+    scan->max_timestamp = -1;
+    scan->min_timestamp = INT64_MAX;
+    scan->null_keys = 0;
+    if (hdr->RecordCount < 1 || (size_t)hdr->RecordCount > len / MIN_RECORD_SIZE)
+        return SF_ERR_MALFORMED;
+    return records_walk(hdr->RecordCount, hdr->BaseTimestamp, records, len, scan);
 }
 
 int sf_recbatch_validate(const uint8_t *p, size_t len, sf_recbatch_hdr_t *hdr) {
@@ -178,8 +199,8 @@ int sf_recbatch_validate(const uint8_t *p, size_t len, sf_recbatch_hdr_t *hdr) {
     if ((hdr->Attributes & SF_RECBATCH_ATTR_COMPRESSION_MASK) == 0) {
         if ((size_t)hdr->RecordCount > (len - SF_RECBATCH_HEADER_SIZE) / MIN_RECORD_SIZE)
             return SF_ERR_MALFORMED;
-        return records_check(hdr->RecordCount, p + SF_RECBATCH_HEADER_SIZE,
-                             len - SF_RECBATCH_HEADER_SIZE);
+        return records_walk(hdr->RecordCount, 0, p + SF_RECBATCH_HEADER_SIZE,
+                            len - SF_RECBATCH_HEADER_SIZE, NULL);
     }
     return SF_OK;
 }

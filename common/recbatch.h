@@ -107,6 +107,20 @@ int sf_recbatch_header_parse(const uint8_t *p, size_t len, sf_recbatch_hdr_t *hd
  * checked up to the CRC only (the broker does not decompress). */
 int sf_recbatch_validate(const uint8_t *p, size_t len, sf_recbatch_hdr_t *hdr);
 
+/* What sf_recbatch_records_scan found in a batch's records. */
+typedef struct sf_recbatch_scan {
+    int64_t max_timestamp; /* the largest record timestamp, at least -1 */
+    int64_t min_timestamp; /* the smallest */
+    int32_t null_keys;     /* records with a null key */
+} sf_recbatch_scan_t;
+
+/* Walk the records section @records (@len bytes, decompressed) of a batch with header @hdr
+ * with sf_recbatch_validate's rules (and non-null header keys), gathering @scan; timestamps
+ * are BaseTimestamp plus each delta, whatever the timestamp type.
+ * @return SF_OK or SF_ERR_MALFORMED. */
+int sf_recbatch_records_scan(const sf_recbatch_hdr_t *hdr, const uint8_t *records, size_t len,
+                             sf_recbatch_scan_t *scan);
+
 /* Rewrite the fields not covered by the CRC, in place. */
 void sf_recbatch_set_base_offset(uint8_t *p, int64_t base_offset);
 void sf_recbatch_set_leader_epoch(uint8_t *p, int32_t leader_epoch);

@@ -176,9 +176,13 @@ static void append_timed(sf_kjob_t *job) {
     int64_t t0 = sf_clock_mono_ms(), dt;
     job->fn(job);
     dt = sf_clock_mono_ms() - t0;
-    if (dt >= APPEND_SLOW_MS)
-        atomic_store_explicit(&offload_until_ms, t0 + dt + APPEND_OFFLOAD_MS,
-                              memory_order_relaxed);
+    if (dt < APPEND_SLOW_MS)
+        return;
+    if (atomic_exchange_explicit(&offload_until_ms, t0 + dt + APPEND_OFFLOAD_MS,
+                                 memory_order_relaxed) < t0)
+        sf_log(SF_LOG_INFO, "STORAGE", "an append to %s-%d took %lld ms: appends go to the I/O "
+               "threads for a while", sf_log_topic(job->part->log), sf_log_partition(job->part->log),
+               (long long)dt);
 }
 
 /* On an I/O thread. */

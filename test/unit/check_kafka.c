@@ -502,38 +502,27 @@ static sf_uuid_t uuid_of(const char *topic) {
 
 /* ---- records ---- */
 
-/* Append one v2 batch as a producer builds it: @n records "<tag>-k<i>" / "<tag>-v<i>" with
- * timestamps @ts, Attributes @attrs (codec and flag bits; codecs 1-4 compress the records
- * section), no producer id, BaseOffset 0, MaxTimestamp the largest of @ts. */
-static void put_batch(sf_wbuf_t *wb, int16_t attrs, const int64_t *ts, int n, const char *tag) {
-    sf_recbatch_record_t recs[16];
-    char keys[16][32], vals[16][32];
+/* Append one v2 batch of @recs as a producer builds it: Attributes @attrs (codec and flag
+ * bits; codecs 1-4 compress the records section), no producer id, BaseOffset 0,
+ * BaseTimestamp the first record's, MaxTimestamp the largest. */
+static void put_records(sf_wbuf_t *wb, int16_t attrs, const sf_recbatch_record_t *recs, int n) {
     sf_recbatch_hdr_t h;
     sf_wbuf_t sec, packed;
     int codec = attrs & SF_RECBATCH_ATTR_COMPRESSION_MASK, i;
-    int64_t max = -1;
 
-    ck_assert_int_le(n, 16);
-    memset(recs, 0, sizeof(recs));
-    for (i = 0; i < n; i++) {
-        snprintf(keys[i], sizeof(keys[i]), "%s-k%d", tag, i);
-        snprintf(vals[i], sizeof(vals[i]), "%s-v%d", tag, i);
-        recs[i].timestamp = ts[i];
-        recs[i].key = sf_slice_cstr(keys[i]);
-        recs[i].value = sf_slice_cstr(vals[i]);
-        if (ts[i] > max)
-            max = ts[i];
-    }
+    memset(&h, 0, sizeof(h));
+    h.MaxTimestamp = -1;
+    for (i = 0; i < n; i++)
+        if (recs[i].timestamp > h.MaxTimestamp)
+            h.MaxTimestamp = recs[i].timestamp;
     sf_wbuf_init(&sec);
     sf_wbuf_init(&packed);
-    ck_assert_int_eq(sf_recbatch_encode_records(&sec, ts[0], recs, n), SF_OK);
-    memset(&h, 0, sizeof(h));
+    ck_assert_int_eq(sf_recbatch_encode_records(&sec, recs[0].timestamp, recs, n), SF_OK);
     h.PartitionLeaderEpoch = -1;
     h.Magic = 2;
     h.Attributes = attrs;
     h.LastOffsetDelta = n - 1;
-    h.BaseTimestamp = ts[0];
-    h.MaxTimestamp = max;
+    h.BaseTimestamp = recs[0].timestamp;
     h.ProducerId = -1;
     h.ProducerEpoch = -1;
     h.BaseSequence = -1;
@@ -547,6 +536,24 @@ static void put_batch(sf_wbuf_t *wb, int16_t attrs, const int64_t *ts, int n, co
     }
     sf_wbuf_free(&sec);
     sf_wbuf_free(&packed);
+}
+
+/* put_records of @n records "<tag>-k<i>" / "<tag>-v<i>" with timestamps @ts. */
+static void put_batch(sf_wbuf_t *wb, int16_t attrs, const int64_t *ts, int n, const char *tag) {
+    sf_recbatch_record_t recs[16];
+    char keys[16][32], vals[16][32];
+    int i;
+
+    ck_assert_int_le(n, 16);
+    memset(recs, 0, sizeof(recs));
+    for (i = 0; i < n; i++) {
+        snprintf(keys[i], sizeof(keys[i]), "%s-k%d", tag, i);
+        snprintf(vals[i], sizeof(vals[i]), "%s-v%d", tag, i);
+        recs[i].timestamp = ts[i];
+        recs[i].key = sf_slice_cstr(keys[i]);
+        recs[i].value = sf_slice_cstr(vals[i]);
+    }
+    put_records(wb, attrs, recs, n);
 }
 
 /* A batch of @n records with timestamps 1000, 2000, ... */
@@ -1199,6 +1206,66 @@ START_TEST(test_produce_refusals_limits) {
     put_batch(&two, SF_RECBATCH_ATTR_CONTROL, ts, 2, "two");
     refused(8, "plain", 0, two.p, two.len, 1, SF_KERR_INVALID_RECORD, "good then bad");
     sf_wbuf_free(&two);
+    sf_wbuf_free(&wb);
+}
+END_TEST
+
+/* Set plain-0's message.timestamp.before.max.ms. */
+static void set_before_max_ms(int64_t ms) {
+    sf_log_config_t lc;
+    sf_log_get_config(log_of("plain", 0), &lc);
+    lc.timestamp_before_max_ms = ms;
+    sf_log_set_config(log_of("plain", 0), &lc);
+}
+
+/* The rules on each record, for plain and compressed batches: keys on a compacted topic,
+ * header keys, timestamps within message.timestamp.before.max.ms. */
+START_TEST(test_produce_record_rules) {
+    sf_recbatch_record_t recs[2];
+    sf_recbatch_rechdr_t h;
+    int64_t now = sf_clock_wall_ms();
+    sf_wbuf_t wb;
+    int16_t codec;
+
+    sf_wbuf_init(&wb);
+    for (codec = SF_COMPRESS_NONE; codec <= SF_COMPRESS_LZ4; codec += SF_COMPRESS_LZ4) {
+        memset(recs, 0, sizeof(recs));
+        recs[0].timestamp = now;
+        recs[0].key = sf_slice_cstr("k");
+        recs[0].value = sf_slice_cstr("v0");
+        recs[1].timestamp = now + 5;
+        recs[1].key.len = -1;
+        recs[1].value = sf_slice_cstr("v1");
+        recs[1].header_count = 1;
+        recs[1].headers = &h;
+        h.key = sf_slice_cstr("h");
+        h.value = sf_slice_cstr("v");
+        sf_wbuf_reset(&wb);
+        put_records(&wb, codec, recs, 2);
+        refused(8, "compact", 0, wb.p, wb.len, 1, SF_KERR_INVALID_RECORD, "compacted, null key");
+        ck_assert_int_eq(sf_log_end_offset(log_of("compact", 0)), codec ? 2 : 0);
+        produce_ok(8, "plain", 0, &wb);
+
+        recs[1].key = sf_slice_cstr("k");
+        h.key.p = NULL;
+        h.key.len = -1;
+        sf_wbuf_reset(&wb);
+        put_records(&wb, codec, recs, 2);
+        refused(8, "plain", 0, wb.p, wb.len, 1, SF_KERR_INVALID_RECORD, "null header key");
+
+        set_before_max_ms(3600000);
+        h.key = sf_slice_cstr("h");
+        recs[1].timestamp = now - 7200000;
+        sf_wbuf_reset(&wb);
+        put_records(&wb, codec, recs, 2);
+        refused(8, "plain", 0, wb.p, wb.len, 1, SF_KERR_INVALID_TIMESTAMP, "two hours old");
+        recs[1].timestamp = now - 60000;
+        sf_wbuf_reset(&wb);
+        put_records(&wb, codec, recs, 2);
+        produce_ok(8, "plain", 0, &wb);
+        produce_ok(8, "compact", 0, &wb);
+        set_before_max_ms(INT64_MAX);
+    }
     sf_wbuf_free(&wb);
 }
 END_TEST
@@ -1988,6 +2055,7 @@ static Suite *kafka_suite(void) {
     tcase_add_test(core, test_produce_legacy_formats);
     tcase_add_test(core, test_produce_log_append_time);
     tcase_add_test(core, test_produce_create_time_max_timestamp);
+    tcase_add_test(core, test_produce_record_rules);
     tcase_add_test(core, test_produce_topic_compression);
     tcase_add_test(core, test_fetch_every_version);
     tcase_add_test(core, test_fetch_zstd);

@@ -53,6 +53,7 @@ START_TEST(test_golden_parse) {
     uint8_t b[256];
     size_t n = unhex(golden_hex, b, sizeof(b)), size = 0;
     sf_recbatch_hdr_t hdr;
+    sf_recbatch_scan_t scan;
     sf_recbatch_iter_t it;
     sf_recbatch_record_t rec;
     sf_recbatch_rechdr_t h;
@@ -71,6 +72,11 @@ START_TEST(test_golden_parse) {
     /* The CRC32C covers Attributes..end. */
     ck_assert_uint_eq(sf_crc32c(0, b + 21, n - 21), 0x4469c88d);
     ck_assert_int_eq(sf_recbatch_validate(b, n, &hdr), SF_OK);
+    ck_assert_int_eq(sf_recbatch_records_scan(&hdr, b + SF_RECBATCH_HEADER_SIZE,
+                                              n - SF_RECBATCH_HEADER_SIZE, &scan),
+                     SF_OK);
+    ck_assert(scan.min_timestamp == 1700000000000LL && scan.max_timestamp == 1700000000005LL);
+    ck_assert_int_eq(scan.null_keys, 1);
 
     ck_assert_int_eq(sf_recbatch_iter_init(&it, b, n), SF_OK);
     ck_assert_int_eq(sf_recbatch_iter_next(&it, &rec), SF_OK);
@@ -123,6 +129,7 @@ START_TEST(test_build_roundtrip) {
     sf_recbatch_rechdr_t hs[3];
     char keys[50][16];
     sf_recbatch_hdr_t hdr;
+    sf_recbatch_scan_t scan;
     sf_recbatch_iter_t it;
     sf_recbatch_record_t rec;
     sf_wbuf_t wb;
@@ -156,6 +163,16 @@ START_TEST(test_build_roundtrip) {
     ck_assert(hdr.MaxTimestamp == 1012);
     ck_assert_int_eq(hdr.RecordCount, 50);
     ck_assert_int_eq(hdr.LastOffsetDelta, 49);
+
+    /* The one-pass scan sees the same timestamps; these records all have keys. */
+    ck_assert_int_eq(sf_recbatch_records_scan(&hdr, wb.p + SF_RECBATCH_HEADER_SIZE,
+                                              wb.len - SF_RECBATCH_HEADER_SIZE, &scan),
+                     SF_OK);
+    ck_assert(scan.max_timestamp == 1012 && scan.min_timestamp == 1000);
+    ck_assert_int_eq(scan.null_keys, 0);
+    ck_assert_int_eq(sf_recbatch_records_scan(&hdr, wb.p + SF_RECBATCH_HEADER_SIZE,
+                                              wb.len - SF_RECBATCH_HEADER_SIZE - 1, &scan),
+                     SF_ERR_MALFORMED);
 
     ck_assert_int_eq(sf_recbatch_iter_init(&it, wb.p, wb.len), SF_OK);
     for (i = 0; i < 50; i++) {
