@@ -62,8 +62,8 @@ int64_t sf_rbuf_i64(sf_rbuf_t *rb) {
 /* Record fields are mostly one-byte varints: read the bytes in place, one bounds check each,
  * without a call per byte. */
 static uint64_t uvarint(sf_rbuf_t *rb, int maxbytes) {
-    const uint8_t *p = rb->p + rb->pos;
     size_t avail = rb->err ? 0 : rb->len - rb->pos;
+    const uint8_t *p = avail ? rb->p + rb->pos : NULL; /* an empty buffer may have no bytes */
     uint64_t v = 0;
     int i;
     for (i = 0; i < maxbytes && (size_t)i < avail; i++) {
@@ -203,7 +203,7 @@ uint8_t *sf_wbuf_reserve(sf_wbuf_t *wb, size_t n) {
     uint8_t *p;
     if (wb->err)
         return NULL;
-    if (n > wb->cap - wb->len) {
+    if (n > wb->cap - wb->len || !wb->p) { /* even an empty reserve returns a real pointer */
         size_t cap = wb->cap ? wb->cap : 256;
         while (cap - wb->len < n) {
             if (cap > SIZE_MAX / 2) {

@@ -8,24 +8,18 @@
  * read its own output aborts here). The arena is capped like the broker's: 4x the input plus
  * 64 KiB.
  *
- * Built with -DSF_FUZZ_LIBFUZZER this is a libFuzzer target. Otherwise main() replays every
- * file named on the command line and every file inside the directories named, prints
- * "N inputs replayed" and exits 0 when nothing crashed (CI runs it over test/fuzz/corpus).
- * With --every-api first, it also fails unless, for every request API of the codec, some input
+ * A libFuzzer target or a corpus replay (replay.h; CI replays test/fuzz/corpus). With
+ * --every-api the replay also fails unless, for every request API of the codec, some input
  * decoded as that request: an API added to the codec needs a seed (make fuzz-seeds). */
-#include <dirent.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "arena.h"
 #include "buf.h"
 #include "err.h"
 #include "proto.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "replay.h"
 
 typedef int (*decode_fn)(sf_rbuf_t *rb, int16_t version, sf_arena_t *arena, void *m);
 typedef int (*encode_fn)(sf_wbuf_t *wb, int16_t version, const void *m);
@@ -112,78 +106,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
 }
 
-#ifndef SF_FUZZ_LIBFUZZER
+const char sf_fuzz_name[] = "fuzz_request";
 
-/* Read a whole file (malloc); NULL on error. */
-static uint8_t *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    uint8_t *buf = NULL;
-    long n;
-    if (!f)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-        buf = malloc((size_t)n ? (size_t)n : 1);
-        if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-            free(buf);
-            buf = NULL;
-        }
-        *len = (size_t)n;
-    }
-    fclose(f);
-    return buf;
-}
+static int every_api;
 
-static int replay_file(const char *path) {
-    size_t len = 0;
-    uint8_t *buf = read_file(path, &len);
-    if (!buf) {
-        fprintf(stderr, "fuzz_request: cannot read %s\n", path);
+int sf_fuzz_option(const char *opt) {
+    if (strcmp(opt, "--every-api") != 0)
         return -1;
-    }
-    LLVMFuzzerTestOneInput(buf, len);
-    free(buf);
+    every_api = 1;
     return 0;
 }
 
-/* Replay @path (a file, or every regular file in a directory); returns inputs replayed or -1. */
-static long replay(const char *path) {
-    struct stat st;
-    struct dirent *de;
-    DIR *dir;
-    long n = 0;
-    if (stat(path, &st) != 0) {
-        fprintf(stderr, "fuzz_request: cannot stat %s\n", path);
-        return -1;
-    }
-    if (!S_ISDIR(st.st_mode))
-        return replay_file(path) == 0 ? 1 : -1;
-    if (!(dir = opendir(path))) {
-        fprintf(stderr, "fuzz_request: cannot open %s\n", path);
-        return -1;
-    }
-    while ((de = readdir(dir))) {
-        char full[4096];
-        if (de->d_name[0] == '.')
-            continue;
-        snprintf(full, sizeof(full), "%s/%s", path, de->d_name);
-        if (stat(full, &st) != 0 || !S_ISREG(st.st_mode))
-            continue;
-        if (replay_file(full) != 0) {
-            closedir(dir);
-            return -1;
-        }
-        n++;
-    }
-    closedir(dir);
-    return n;
-}
-
-/* 0 if some input decoded as the request of every API of the codec, else 1 (each missing
- * one named). */
-static int check_every_api(void) {
+/* With --every-api: 0 if some input decoded as the request of every API of the codec, else 1
+ * (each missing one named). */
+int sf_fuzz_finish(void) {
     const sf_proto_spec_t *all;
     size_t n, i;
     int missing = 0;
+    if (!every_api)
+        return 0;
     all = sf_proto_spec_all(&n);
     for (i = 0; i < n; i++) {
         if (all[i].ApiKey >= 0 && request_decoded[all[i].ApiKey])
@@ -194,21 +135,3 @@ static int check_every_api(void) {
     }
     return missing;
 }
-
-int main(int argc, char **argv) {
-    long total = 0, n;
-    int i = 1, every_api = 0;
-    if (argc > 1 && strcmp(argv[1], "--every-api") == 0) {
-        every_api = 1;
-        i++;
-    }
-    for (; i < argc; i++) {
-        if ((n = replay(argv[i])) < 0)
-            return 1;
-        total += n;
-    }
-    printf("%ld inputs replayed\n", total);
-    return every_api ? check_every_api() : 0;
-}
-
-#endif

@@ -1,11 +1,14 @@
-/* Write fuzz corpus seeds for every request API of the codec (make fuzz-seeds).
+/* Write the generated seeds of the fuzz corpora (make fuzz-seeds).
  *
- * Usage: make_seeds DIR
+ * Usage: make_seeds FUZZDIR
  *
- * For each request in test/unit/kmsg_samples.c, a frame as fuzz_request reads it (request
- * header, then the body of the sample with every field set) at the API's lowest version, its
- * first flexible version and its highest version: DIR/<api>-v<N>-sample. And one malformed
- * frame, the highest version cut in the middle of its body: DIR/bad-<api>-v<N>-sample-truncated.
+ * FUZZDIR/corpus (fuzz_request): for each request in test/unit/kmsg_samples.c, a frame as
+ * fuzz_request reads it (request header, then the body of the sample with every field set) at
+ * the API's lowest version, its first flexible version and its highest version:
+ * <api>-v<N>-sample. And one malformed frame, the highest version cut in the middle of its
+ * body: bad-<api>-v<N>-sample-truncated.
+ * FUZZDIR/corpus-records (fuzz_records) and FUZZDIR/corpus-client (fuzz_client): see
+ * record_seeds.c.
  * The "-sample" suffix keeps them apart from the hand-written seeds, which this never
  * overwrites. Exits non-zero if a sample does not encode or a cut body still decodes. */
 #include <ctype.h>
@@ -15,18 +18,18 @@
 
 #include "../unit/kmsg_samples.h"
 #include "proto.h"
+#include "seeds.h"
 
-static const char *dir;
+static char request_dir[4096];
 
-/* @name lowercased into @out ("ListOffsets" -> "listoffsets"). */
-static void lower(const char *name, char *out, size_t size) {
+void seed_name_lower(const char *name, char *out, size_t size) {
     size_t i;
     for (i = 0; name[i] && i + 1 < size; i++)
         out[i] = (char)tolower((unsigned char)name[i]);
     out[i] = '\0';
 }
 
-static int write_seed(const char *name, const uint8_t *p, size_t len) {
+int write_seed(const char *dir, const char *name, const uint8_t *p, size_t len) {
     char path[4096];
     FILE *f;
     int ok;
@@ -88,7 +91,7 @@ static int write_truncated(const kmsg_sample_t *s, const char *api, int16_t vers
         return -1;
     }
     snprintf(name, sizeof name, "bad-%s-v%d-sample-truncated", api, version);
-    return write_seed(name, frame, cut);
+    return write_seed(request_dir, name, frame, cut);
 }
 
 /* The seeds of request @s; returns the number of seeds written or -1. */
@@ -102,7 +105,7 @@ static int seeds(const kmsg_sample_t *s) {
         versions[nv++] = flex;
     if (s->max_version > s->min_version)
         versions[nv++] = s->max_version;
-    lower(spec ? spec->Name : s->name, api, sizeof api);
+    seed_name_lower(spec ? spec->Name : s->name, api, sizeof api);
     for (i = 0; i < nv && rc == 0; i++) {
         sf_wbuf_t wb;
         size_t body_at = 0;
@@ -112,7 +115,7 @@ static int seeds(const kmsg_sample_t *s) {
                     sf_err_str(rc));
         } else {
             snprintf(name, sizeof name, "%s-v%d-sample", api, versions[i]);
-            rc = write_seed(name, wb.p, wb.len);
+            rc = write_seed(request_dir, name, wb.p, wb.len);
             if (rc == 0 && i == nv - 1) /* the highest version */
                 rc = write_truncated(s, api, versions[i], wb.p, wb.len, body_at);
         }
@@ -122,13 +125,14 @@ static int seeds(const kmsg_sample_t *s) {
 }
 
 int main(int argc, char **argv) {
+    char sub[4096];
     size_t i;
     int n, total = 0, failed = 0;
     if (argc != 2) {
-        fprintf(stderr, "usage: make_seeds DIR\n");
+        fprintf(stderr, "usage: make_seeds FUZZDIR\n");
         return 2;
     }
-    dir = argv[1];
+    snprintf(request_dir, sizeof(request_dir), "%s/corpus", argv[1]);
     for (i = 0; i < kmsg_nsamples; i++) {
         if (!kmsg_samples[i].is_request || kmsg_samples[i].api_key < 0)
             continue;
@@ -137,6 +141,16 @@ int main(int argc, char **argv) {
         else
             total += n;
     }
-    printf("%d seeds written to %s\n", total, dir);
+    snprintf(sub, sizeof(sub), "%s/corpus-records", argv[1]);
+    if ((n = record_seeds(sub)) < 0)
+        failed = 1;
+    else
+        total += n;
+    snprintf(sub, sizeof(sub), "%s/corpus-client", argv[1]);
+    if ((n = client_seeds(sub)) < 0)
+        failed = 1;
+    else
+        total += n;
+    printf("%d seeds written to %s\n", total, argv[1]);
     return failed;
 }
