@@ -4,6 +4,7 @@
  *
  *   sfbench produce --bootstrap B --topic T --records N --size S [--acks 1] [--linger-ms 5]
  *                   [--batch-size 1000000] [--rate R] [--partition 0 | --any-partition]
+ *                   [--compression none|gzip|snappy|lz4|zstd]
  *   sfbench consume --bootstrap B --topic T --records N [--partition 0]
  *   sfbench latency --bootstrap B --topic T --rate 10000 --size 1024 --seconds 10 [--linger-ms 0]
  *   sfbench suite   --bootstrap B [--records N] [--records-1k N] [--rate R] [--seconds S]
@@ -46,6 +47,7 @@ struct bench_opts {
     double seconds;
     int partition;
     int brokers;
+    const char *compression; /* the producer's compression.type */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -133,7 +135,7 @@ static rd_kafka_t *new_producer(const struct bench_opts *o, struct dr_state *st)
     conf_setl(conf, "linger.ms", o->linger_ms);
     conf_setl(conf, "batch.size", o->batch_size);
     conf_set(conf, "enable.idempotence", "false");
-    conf_set(conf, "compression.type", "none");
+    conf_set(conf, "compression.type", o->compression);
     conf_setl(conf, "queue.buffering.max.messages", 1000000);
     conf_setl(conf, "queue.buffering.max.kbytes", 1048576);
     conf_setl(conf, "message.timeout.ms", 120000);
@@ -446,6 +448,7 @@ static void usage(FILE *f) {
     fputs("usage:\n"
           "  sfbench produce --bootstrap B --topic T --records N --size S [--acks 1] [--linger-ms 5]\n"
           "                  [--batch-size 1000000] [--rate R] [--partition P | --any-partition]\n"
+          "                  [--compression none|gzip|snappy|lz4|zstd]\n"
           "  sfbench consume --bootstrap B --topic T --records N [--partition P]\n"
           "  sfbench latency --bootstrap B --topic T [--rate 10000] [--size 1024] [--seconds 10] [--linger-ms 0]\n"
           "  sfbench suite   --bootstrap B [--records N] [--records-1k N] [--rate R] [--seconds S]\n"
@@ -472,11 +475,12 @@ int main(int argc, char **argv) {
         {"linger-ms", required_argument, NULL, 'l'}, {"batch-size", required_argument, NULL, 'B'},
         {"rate", required_argument, NULL, 'r'},      {"seconds", required_argument, NULL, 'S'},
         {"partition", required_argument, NULL, 'p'}, {"brokers", required_argument, NULL, 'N'},
-        {"any-partition", no_argument, NULL, 'A'},
+        {"any-partition", no_argument, NULL, 'A'}, {"compression", required_argument, NULL, 'C'},
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
     struct bench_opts o = {
         .topic = "sfbench", .records = 1000000, .records_1k = 500000, .size = 100, .acks = "1",
-        .linger_ms = 5, .batch_size = 1000000, .rate = 0, .seconds = 10, .partition = 0, .brokers = 1};
+        .linger_ms = 5, .batch_size = 1000000, .rate = 0, .seconds = 10, .partition = 0, .brokers = 1,
+        .compression = "none"};
     const char *cmd;
     int c;
 
@@ -500,6 +504,7 @@ int main(int argc, char **argv) {
         case 'S': o.seconds = (double)parse_long(optarg, "--seconds"); break;
         case 'p': o.partition = (int)parse_long(optarg, "--partition"); break;
         case 'A': o.partition = RD_KAFKA_PARTITION_UA; break; /* the partitioner spreads them */
+        case 'C': o.compression = optarg; break;
         case 'N': o.brokers = (int)parse_long(optarg, "--brokers"); break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
