@@ -32,6 +32,7 @@ typedef struct sf_listener {
     struct event *retry; /* re-enables accepting after a failed accept */
     int backoff_ms;      /* the current pause (0: the last accept worked) */
     long failures;       /* failed accepts in a row (logged once per streak) */
+    long failed;         /* failed accepts in all (metrics) */
     char desc[300];      /* "PLAINTEXT://127.0.0.1:9092" */
     char name[16];
     int tls;
@@ -107,6 +108,7 @@ static void accept_error_cb(struct evconnlistener *lev, void *arg) {
     sf_listener_t *l = arg;
     int err = EVUTIL_SOCKET_ERROR();
     struct timeval tv;
+    l->failed++;
     if (l->failures++ == 0)
         accept_error_log(l, err);
     l->backoff_ms = l->backoff_ms == 0 ? SF_ACCEPTOR_BACKOFF_MIN_MS
@@ -272,6 +274,14 @@ int sf_acceptor_reload_tls(sf_acceptor_t *acc, const sf_brokercfg_t *cfg, char *
     acc->ssl_ctx = ctx;
     sf_log(SF_LOG_NOTICE, "NET", "TLS certificates reloaded from %s", cfg->ssl_keystore_location);
     return SF_OK;
+}
+
+long sf_acceptor_failures(const sf_acceptor_t *acc) {
+    long n = 0;
+    size_t i;
+    for (i = 0; i < acc->nlisteners; i++)
+        n += acc->listeners[i].failed;
+    return n;
 }
 
 void sf_acceptor_stop(sf_acceptor_t *acc) {
