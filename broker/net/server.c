@@ -171,8 +171,8 @@ static void conn_acct_set(sf_conn_t *conn, sf_netlimit_kind_t kind, size_t now) 
 
 /* Frames still arriving: the partial frame's buffer and the unparsed input. */
 static void conn_acct_partial(sf_conn_t *conn) {
-    conn_acct_set(conn, SF_NETLIMIT_PARTIAL,
-                  (conn->part ? conn->part_cap : 0) + (conn->in ? evbuffer_get_length(conn->in) : 0));
+    size_t in = conn->in ? evbuffer_get_length(conn->in) : 0;
+    conn_acct_set(conn, SF_NETLIMIT_PARTIAL, (conn->part ? conn->part_cap : 0) + in);
 }
 
 static void conn_acct_output(sf_conn_t *conn) {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Memory bounded across connections, and connection and descriptor limits:
-# (a) 20 connections each send most of a 100 MB request: the broker's RSS stays far under
-#     20 x 100 MB (queued.max.request.bytes; buffers grow with the bytes that arrive) and a
-#     fresh client is served;
+# (a) 10 TLS connections, then 20 plaintext ones, each send most of a 100 MB request: the
+#     broker's RSS stays far under what they send (queued.max.request.bytes; buffers grow
+#     with the bytes that arrive) and a fresh client is served;
 # (b) 40 connections pipeline Metadata for 200 topics without reading the answers: RSS stays
 #     bounded (queued.max.response.bytes) and a fresh client is served;
 # (c) max.connections, max.connections.per.ip and its overrides close the extra connections
@@ -11,12 +11,21 @@
 #     again once descriptors are available.
 . "$(dirname "$0")/lib.sh"
 need_py confluent_kafka
+need_cmd openssl
+pki=$SF_TMP/pki
+bash "$SF_TEST_DIR/gen-test-ca.sh" "$pki" || fail "generating the test CA"
 start_zk
-start_broker b1 queued.max.request.bytes=209715200 queued.max.response.bytes=67108864
+p_ssl=$(free_port)
+start_broker b1 "listeners=PLAINTEXT://127.0.0.1:$(free_port),SSL://127.0.0.1:$p_ssl" \
+    "ssl.keystore.location=$pki/server-keystore.pem" \
+    queued.max.request.bytes=209715200 queued.max.response.bytes=67108864
 pid=$(broker_pid b1)
 cd "$SF_TEST_DIR"
 mb() { "$PY" "$SF_TEST_DIR/memory_bounds.py" "$@"; }
 
+log "(a) over TLS: 10 connections x 60 MB of 100 MB requests"
+mb frames "$BOOTSTRAP" "$pid" 10 100000000 60000000 600 "127.0.0.1:$p_ssl" "$pki/ca.pem" ||
+    fail "request flood over TLS"
 log "(a) 20 connections x 95 MB of 100 MB requests"
 mb frames "$BOOTSTRAP" "$pid" 20 100000000 95000000 600 || fail "request flood"
 broker_alive b1

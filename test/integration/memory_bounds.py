@@ -2,8 +2,9 @@
 (VmRSS) while the flood holds, checks that a fresh client is still served, and exits non-zero
 with a message when a bound is broken.
 
-  frames HOST:PORT PID CONNS FRAME_BYTES SEND_BYTES MAX_RSS_MB
-      CONNS connections each announce a FRAME_BYTES request and send SEND_BYTES of it.
+  frames HOST:PORT PID CONNS FRAME_BYTES SEND_BYTES MAX_RSS_MB [TLS_HOST:PORT CAFILE]
+      CONNS connections each announce a FRAME_BYTES request and send SEND_BYTES of it (over
+      TLS to the second address when given; the fresh client uses the first).
   metadata HOST:PORT PID CONNS REQUESTS MAX_RSS_MB
       CONNS connections each pipeline REQUESTS Metadata (all topics) and read nothing.
   create-topics HOST:PORT COUNT PREFIX
@@ -17,6 +18,7 @@ with a message when a bound is broken.
 import os
 import resource
 import socket
+import ssl
 import struct
 import sys
 import threading
@@ -87,17 +89,20 @@ def blast(sock, data, total, sent, i):
         pass  # the broker stopped reading (or closed): that is the point
 
 
-def connect(host, port, rcvbuf=None):
+def connect(host, port, rcvbuf=None, cafile=None):
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     if rcvbuf:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
     s.settimeout(3)
     s.connect((host, port))
+    if cafile:
+        s = ssl.create_default_context(cafile=cafile).wrap_socket(s, server_hostname=host)
+        s.settimeout(3)
     return s
 
 
-def cmd_frames(hostport, pid, conns, frame, send, max_mb):
-    host, port = kwire.parse_hostport(hostport)
+def cmd_frames(hostport, pid, conns, frame, send, max_mb, tls=None, cafile=None):
+    host, port = kwire.parse_hostport(tls or hostport)
     base = rss_kb(pid)
     sampler = Sampler(pid)
     sampler.start()
@@ -106,7 +111,7 @@ def cmd_frames(hostport, pid, conns, frame, send, max_mb):
     head = struct.pack(">ihhi", frame, 18, 0, 1) + kwire.string("flood")
     chunk = b"\0" * (1 << 20)
     for i in range(conns):
-        s = connect(host, port)
+        s = connect(host, port, cafile=cafile)
         s.sendall(head)
         socks.append(s)
         t = threading.Thread(target=blast, args=(s, chunk, send - len(head), sent, i), daemon=True)
@@ -118,8 +123,8 @@ def cmd_frames(hostport, pid, conns, frame, send, max_mb):
     served(hostport, "frames")
     peak = sampler.done()
     total = sum(sent) + conns * len(head)
-    print("  frames: %d connections sent %.0f MB of %d-byte frames; broker RSS %d MB before, "
-          "%d MB at most during" % (conns, total / 1e6, frame, base // 1024, peak // 1024))
+    print("  frames%s: %d connections sent %.0f MB of %d-byte frames; broker RSS %d MB before, "
+          "%d MB at most during" % (" over TLS" if tls else "", conns, total / 1e6, frame, base // 1024, peak // 1024))
     for s in socks:
         s.close()
     if peak > max_mb * 1024:
@@ -283,7 +288,8 @@ def cmd_fd_limit(hostport, pid):
 def main(argv):
     cmd, args = argv[1], argv[2:]
     if cmd == "frames":
-        cmd_frames(args[0], int(args[1]), int(args[2]), int(args[3]), int(args[4]), int(args[5]))
+        cmd_frames(args[0], int(args[1]), int(args[2]), int(args[3]), int(args[4]), int(args[5]),
+                   *args[6:8])
     elif cmd == "metadata":
         cmd_metadata(args[0], int(args[1]), int(args[2]), int(args[3]), int(args[4]))
     elif cmd == "create-topics":
