@@ -28,6 +28,7 @@
 #include "purgatory.h"
 #include "replicas.h"
 #include "view.h"
+#include "netlimit.h"
 #include "worker.h"
 
 struct sf_broker {
@@ -38,6 +39,7 @@ struct sf_broker {
     size_t nlogdirs;
     sf_acceptor_t *acceptor;
     sf_worker_t **workers;
+    sf_netlimit_t *netlimit; /* limits shared by the workers */
     sf_view_t **worker_views; /* worker_views[i]: worker i's newest view (its thread only) */
     int nworkers;
     unsigned next_worker;     /* round robin of new connections */
@@ -263,8 +265,10 @@ static int start_threads(sf_broker_t *b, char *errstr, size_t errstr_size) {
         snprintf(errstr, errstr_size, "cannot start the I/O threads");
         return SF_ERR_NOMEM;
     }
+    if ((rc = sf_netlimit_new(cfg, &b->netlimit, errstr, errstr_size)) != SF_OK)
+        return rc;
     for (i = 0; i < cfg->num_network_threads; i++) {
-        rc = sf_worker_start(i, cfg, sf_kafka_dispatch, b, &b->workers[i]);
+        rc = sf_worker_start(i, cfg, b->netlimit, sf_kafka_dispatch, b, &b->workers[i]);
         if (rc != SF_OK) {
             snprintf(errstr, errstr_size, "cannot start network thread %d: %s", i, sf_err_str(rc));
             return rc;
@@ -359,6 +363,8 @@ static void stop_threads(sf_broker_t *b) {
         b->worker_views[i] = NULL;
     }
     b->nworkers = 0;
+    sf_netlimit_free(b->netlimit);
+    b->netlimit = NULL;
     sf_view_unref(b->view);
     b->view = NULL;
     /* Retired partitions are deleted now that no view holds them; creations finish. */

@@ -43,6 +43,7 @@ typedef struct raw {
     size_t nadv;
     char **log_dir;
     size_t nlog_dir;
+    char *ip_overrides_str; /* KT_STRING */
 } raw_t;
 
 typedef struct enum_val {
@@ -147,6 +148,20 @@ static const key_def_t keys[] = {
     {"connections.max.idle.ms", KT_INT64, FIELD(cfg.connections_max_idle_ms), -1, INT64_MAX,
      "600000", "a number of milliseconds", "-1 means never", NULL,
      "close connections idle this long (also unfinished TLS handshakes)"},
+    {"queued.max.request.bytes", KT_INT64, FIELD(cfg.queued_max_request_bytes), -1, INT64_MAX,
+     "536870912", "a number of bytes", "-1 means unlimited", NULL,
+     "bytes of requests read and not yet answered, across connections, before reading stops"},
+    {"queued.max.response.bytes", KT_INT64, FIELD(cfg.queued_max_response_bytes), -1, INT64_MAX,
+     "536870912", "a number of bytes", "-1 means unlimited", NULL,
+     "StreamFlow: bytes of responses not yet sent, across connections, before connections "
+     "with one queued stop reading"},
+    {"max.connections", KT_INT32, FIELD(cfg.max_connections), 0, I32MAX, "2147483647",
+     "a number of connections", NULL, NULL, "client connections; more are closed at accept"},
+    {"max.connections.per.ip", KT_INT32, FIELD(cfg.max_connections_per_ip), 0, I32MAX,
+     "2147483647", "a number of connections", NULL, NULL,
+     "client connections from one address; more are closed at accept"},
+    {"max.connections.per.ip.overrides", KT_STRING, FIELD(ip_overrides_str), 0, 0, NULL, NULL,
+     NULL, NULL, "host:max,... limits for some addresses instead of max.connections.per.ip"},
     {"num.network.threads", KT_INT32, FIELD(cfg.num_network_threads), 1, I32MAX, NULL,
      "a number of threads", NULL, NULL, "network threads (default: number of cores)"},
     {"num.io.threads", KT_INT32, FIELD(cfg.num_io_threads), 0, 256, "8", "a number of threads",
@@ -708,11 +723,73 @@ static const key_def_t *find_key(const char *name, size_t *idx) {
  * Cross-key rules
  * ------------------------------------------------------------------------------------------ */
 
+/* max.connections.per.ip.overrides ("host:max,...") and the rules Kafka sets on the network
+ * limits. */
+static int resolve_net_limits(ctx_t *c, const sf_prop_t *ovr_entry, const sf_prop_t *q_entry) {
+    raw_t *raw = c->raw;
+    sf_brokercfg_t *cfg = &raw->cfg;
+    char *copy = NULL, **items = NULL;
+    size_t n = 0, i;
+    int rc = SF_OK;
+
+    if (cfg->queued_max_request_bytes > 0 &&
+        cfg->queued_max_request_bytes < cfg->socket_request_max_bytes)
+        return fail(c, q_entry, "queued.max.request.bytes: %lld is below socket.request.max.bytes "
+                    "(%d): no request of the largest size could be read (expected at least %d, "
+                    "or -1 for unlimited)", (long long)cfg->queued_max_request_bytes,
+                    (int)cfg->socket_request_max_bytes, (int)cfg->socket_request_max_bytes);
+    /* Kafka's rule: 0 refuses every address, which only makes sense with overrides. */
+    if (cfg->max_connections_per_ip == 0 && !raw->ip_overrides_str)
+        return fail(c, NULL, "max.connections.per.ip: 0 refuses every client; it may only be 0 "
+                    "with max.connections.per.ip.overrides naming the addresses allowed");
+    if (!raw->ip_overrides_str)
+        return SF_OK;
+    if (split_commas(raw->ip_overrides_str, &copy, &items, &n) != SF_OK)
+        return nomem(c);
+    if (!(cfg->ip_overrides = calloc(n, sizeof(*cfg->ip_overrides)))) {
+        rc = nomem(c);
+        goto done;
+    }
+    for (i = 0; i < n; i++) {
+        char *colon = strrchr(items[i], ':'), *end;
+        long long max;
+        if (!colon || colon == items[i]) {
+            rc = fail(c, ovr_entry, "max.connections.per.ip.overrides: \"%s\" is not host:max "
+                      "(expected e.g. 127.0.0.1:200,broker-admin:10)", items[i]);
+            goto done;
+        }
+        *colon = '\0';
+        errno = 0;
+        max = strtoll(colon + 1, &end, 10);
+        if (!colon[1] || *end || errno || max < 0 || max > INT32_MAX) {
+            rc = fail(c, ovr_entry, "max.connections.per.ip.overrides: \"%s\" is not a number "
+                      "of connections for %s (expected an integer from 0 to 2147483647)",
+                      colon + 1, items[i]);
+            goto done;
+        }
+        /* "[::1]:5" as well as "::1:5" */
+        if (items[i][0] == '[' && colon[-1] == ']') {
+            colon[-1] = '\0';
+            memmove(items[i], items[i] + 1, strlen(items[i]));
+        }
+        if (!(cfg->ip_overrides[i].host = strdup(items[i]))) {
+            rc = nomem(c);
+            goto done;
+        }
+        cfg->ip_overrides[i].max = (int32_t)max;
+        cfg->nip_overrides = i + 1;
+    }
+done:
+    free(items);
+    free(copy);
+    return rc;
+}
+
 static int resolve(ctx_t *c) {
     raw_t *raw = c->raw;
     sf_brokercfg_t *cfg = &raw->cfg;
     size_t i, j, ki;
-    int has_ssl = 0;
+    int has_ssl = 0, rc;
 
 #define SEEN(name) (find_key(name, &ki) && c->seen[ki])
 #define ENTRY(name) (find_key(name, &ki) ? c->seen[ki] : NULL)
@@ -751,6 +828,9 @@ static int resolve(ctx_t *c) {
     cfg->log_flush_check_interval_ms = cfg->log_flush_scheduler_interval_ms == INT64_MAX
                                            ? 1000
                                            : cfg->log_flush_scheduler_interval_ms;
+    if ((rc = resolve_net_limits(c, ENTRY("max.connections.per.ip.overrides"),
+                                 ENTRY("queued.max.request.bytes"))) != SF_OK)
+        return rc;
     if (!SEEN("num.network.threads")) {
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
         cfg->num_network_threads = ncpu > 0 && ncpu < 4096 ? (int32_t)ncpu : 1;
@@ -828,6 +908,7 @@ static int resolve(ctx_t *c) {
 }
 
 static void cfg_clear(sf_brokercfg_t *cfg) {
+    size_t i;
     free(cfg->path);
     free_listeners(cfg->listeners, cfg->nlisteners);
     free_listeners(cfg->advertised_listeners, cfg->nadvertised_listeners);
@@ -837,6 +918,9 @@ static void cfg_clear(sf_brokercfg_t *cfg) {
     free(cfg->ssl_keystore_location);
     free(cfg->ssl_key_password);
     free(cfg->ssl_truststore_location);
+    for (i = 0; i < cfg->nip_overrides; i++)
+        free(cfg->ip_overrides[i].host);
+    free(cfg->ip_overrides);
     free_strv(cfg->ignored_keys, cfg->nignored_keys);
     free_strv(cfg->topic_keys, cfg->ntopic_keys);
     free_strv(cfg->topic_values, cfg->ntopic_keys);
@@ -980,6 +1064,7 @@ int sf_brokercfg_from_props(const sf_props_t *props, sf_brokercfg_t **out, char 
         *cfg = raw->cfg;
         free_listeners(raw->adv, raw->nadv);
         free_strv(raw->log_dir, raw->nlog_dir);
+        free(raw->ip_overrides_str);
         free(raw);
         *out = cfg;
     }
@@ -988,6 +1073,7 @@ int sf_brokercfg_from_props(const sf_props_t *props, sf_brokercfg_t **out, char 
 err:
     free_listeners(raw->adv, raw->nadv);
     free_strv(raw->log_dir, raw->nlog_dir);
+    free(raw->ip_overrides_str);
     cfg_clear(&raw->cfg);
     free(raw);
     return rc;

@@ -43,6 +43,12 @@ typedef struct sf_brokercfg_listener {
 } sf_brokercfg_listener_t;
 
 /* The configuration. All strings and arrays are owned by the struct. */
+/* One entry of max.connections.per.ip.overrides: "host:max". */
+typedef struct sf_brokercfg_ip_max {
+    char *host; /* an address or a host name (resolved when the broker starts) */
+    int32_t max;
+} sf_brokercfg_ip_max_t;
+
 typedef struct sf_brokercfg {
     char *path; /* the file it was loaded from */
 
@@ -91,6 +97,13 @@ typedef struct sf_brokercfg {
     int32_t num_network_threads;      /* num.network.threads (number of cores) */
     int32_t num_io_threads;           /* num.io.threads (8) */
     int64_t connections_max_idle_ms;  /* connections.max.idle.ms (600000; -1 never) */
+    /* Bytes of requests read and not answered, across connections (536870912; <= 0: no cap) */
+    int64_t queued_max_request_bytes;  /* queued.max.request.bytes */
+    int64_t queued_max_response_bytes; /* queued.max.response.bytes (536870912; <= 0: no cap) */
+    int32_t max_connections;           /* max.connections (INT32_MAX) */
+    int32_t max_connections_per_ip;    /* max.connections.per.ip (INT32_MAX) */
+    sf_brokercfg_ip_max_t *ip_overrides; /* max.connections.per.ip.overrides, in file order */
+    size_t nip_overrides;
 
     char *ssl_keystore_location;   /* PEM: certificate chain + private key; NULL if unset */
     char *ssl_key_password;        /* NULL if unset */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -19,13 +20,19 @@
 #include "logging.h"
 #include "tls.h"
 
-/* After accept() fails for lack of descriptors, pause accepting this long. */
-#define SF_ACCEPTOR_BACKOFF_MS 500
+/* After accept() fails (out of descriptors, most often), accepting pauses: first this long,
+ * doubling after each failure in a row up to the maximum. The pending connection stays ready,
+ * so accepting again at once would spin. */
+#define SF_ACCEPTOR_BACKOFF_MIN_MS 100
+#define SF_ACCEPTOR_BACKOFF_MAX_MS 5000
 
 typedef struct sf_listener {
     sf_acceptor_t *acc;
     struct evconnlistener *lev;
-    struct event *retry; /* re-enables accepting after EMFILE */
+    struct event *retry; /* re-enables accepting after a failed accept */
+    int backoff_ms;      /* the current pause (0: the last accept worked) */
+    long failures;       /* failed accepts in a row (logged once per streak) */
+    long failed;         /* failed accepts in all (metrics) */
     char desc[300];      /* "PLAINTEXT://127.0.0.1:9092" */
     char name[16];
     int tls;
@@ -62,6 +69,12 @@ static void accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct soc
     sf_acceptor_t *acc = l->acc;
     (void)lev;
     (void)salen;
+    if (l->failures) {
+        sf_log(SF_LOG_NOTICE, "NET", "listener %s: accepting connections again (after %ld "
+               "failed attempts)", l->desc, l->failures);
+        l->failures = 0;
+        l->backoff_ms = 0;
+    }
     if (l->tls)
         SSL_CTX_up_ref(acc->ssl_ctx);
     acc->fn(acc->arg, fd, sa, l->name, l->tls ? acc->ssl_ctx : NULL);
@@ -75,18 +88,39 @@ static void accept_retry_cb(evutil_socket_t fd, short what, void *arg) {
         evconnlistener_enable(l->lev);
 }
 
+/* The first failure of a streak, in words an operator can act on. */
+static void accept_error_log(const sf_listener_t *l, int err) {
+    struct rlimit rl;
+    if ((err == EMFILE || err == ENFILE) && getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        sf_log(SF_LOG_ERR, "NET", "listener %s: cannot accept connections: %s (the broker may "
+               "open %llu descriptors, client connections and log files together: raise "
+               "LimitNOFILE or ulimit -n); retrying every %d ms at most, no more lines until a "
+               "connection is accepted", l->desc, strerror(err), (unsigned long long)rl.rlim_cur,
+               SF_ACCEPTOR_BACKOFF_MAX_MS);
+        return;
+    }
+    sf_log(SF_LOG_ERR, "NET", "listener %s: cannot accept connections: %s; retrying every %d ms "
+           "at most, no more lines until a connection is accepted", l->desc, strerror(err),
+           SF_ACCEPTOR_BACKOFF_MAX_MS);
+}
+
 static void accept_error_cb(struct evconnlistener *lev, void *arg) {
     sf_listener_t *l = arg;
     int err = EVUTIL_SOCKET_ERROR();
-    sf_log(SF_LOG_WARNING, "NET", "listener %s: accept failed: %s", l->desc,
-           evutil_socket_error_to_string(err));
-    /* Out of descriptors: the pending connection stays ready, so accepting again at once
-     * would spin. Back off. */
-    if (l->retry) {
-        struct timeval tv = {0, SF_ACCEPTOR_BACKOFF_MS * 1000};
-        evconnlistener_disable(lev);
-        evtimer_add(l->retry, &tv);
-    }
+    struct timeval tv;
+    l->failed++;
+    if (l->failures++ == 0)
+        accept_error_log(l, err);
+    l->backoff_ms = l->backoff_ms == 0 ? SF_ACCEPTOR_BACKOFF_MIN_MS
+                  : l->backoff_ms * 2 > SF_ACCEPTOR_BACKOFF_MAX_MS ? SF_ACCEPTOR_BACKOFF_MAX_MS
+                                                                   : l->backoff_ms * 2;
+    tv.tv_sec = l->backoff_ms / 1000;
+    tv.tv_usec = (suseconds_t)(l->backoff_ms % 1000) * 1000;
+    /* Never accept again from inside this callback: the pending connection is still there. */
+    evconnlistener_disable(lev);
+    if (!l->retry || evtimer_add(l->retry, &tv) < 0)
+        sf_log(SF_LOG_ERR, "NET", "listener %s: cannot schedule accepting again; no more "
+               "connections are accepted", l->desc);
 }
 
 static int listener_open(sf_acceptor_t *acc, sf_listener_t *l, const sf_brokercfg_listener_t *cl,
@@ -240,6 +274,14 @@ int sf_acceptor_reload_tls(sf_acceptor_t *acc, const sf_brokercfg_t *cfg, char *
     acc->ssl_ctx = ctx;
     sf_log(SF_LOG_NOTICE, "NET", "TLS certificates reloaded from %s", cfg->ssl_keystore_location);
     return SF_OK;
+}
+
+long sf_acceptor_failures(const sf_acceptor_t *acc) {
+    long n = 0;
+    size_t i;
+    for (i = 0; i < acc->nlisteners; i++)
+        n += acc->listeners[i].failed;
+    return n;
 }
 
 void sf_acceptor_stop(sf_acceptor_t *acc) {

@@ -2,6 +2,10 @@
  * thread's loop and hands each accepted socket to a network worker, which owns the connection
  * for its whole life (worker.h).
  *
+ * accept() failing (out of descriptors) is logged once per streak and pauses accepting on that
+ * listener, for longer after each failure in a row (never a busy loop on a connection that
+ * stays pending).
+ *
  * Threading: everything runs on the loop the acceptor was made on. */
 #ifndef SF_ACCEPTOR_H
 #define SF_ACCEPTOR_H
@@ -40,6 +44,10 @@ int sf_acceptor_port(const sf_acceptor_t *acc, size_t i);
  * a sentence is written to @errstr. Returns SF_OK, or an error. */
 int sf_acceptor_reload_tls(sf_acceptor_t *acc, const struct sf_brokercfg *cfg, char *errstr,
                            size_t errstr_size);
+
+/* Failed accept() calls since the start, over every listener (out of descriptors, most
+ * often); each one pauses accepting on its listener for a while. */
+long sf_acceptor_failures(const sf_acceptor_t *acc);
 
 /* Close the listening sockets (controlled shutdown). */
 void sf_acceptor_stop(sf_acceptor_t *acc);

@@ -29,6 +29,7 @@
 #include "logging.h"
 #include "acceptor.h"
 #include "mailbox.h"
+#include "netlimit.h"
 #include "tls.h"
 
 /* Resume reading once queued output falls to this (hysteresis under the pause threshold). */
@@ -42,9 +43,15 @@
 #define SF_SERVER_MAX_READ (256 * 1024)
 /* Plaintext connections: bytes asked for by one read into the input buffer. */
 #define SF_SERVER_READ_CHUNK (64 * 1024)
-/* Plaintext connections: a frame at least this large whose bytes have not all arrived is
- * allocated at once and the rest of it is received straight into it (no input buffer copy). */
+/* Plaintext connections: a frame at least this large whose bytes have not all arrived moves to
+ * its own buffer and the rest of it is received straight into it (no input buffer copy). The
+ * buffer starts at SF_SERVER_PART_FIRST (or twice what arrived) and doubles as bytes arrive, up
+ * to the announced size: announcing 100 MB costs nothing until 100 MB are sent. */
 #define SF_SERVER_DIRECT_MIN (64 * 1024)
+#define SF_SERVER_PART_FIRST (256 * 1024)
+/* TLS connections: the read callback runs at least every this many bytes of a large frame, so
+ * that its growing input is counted against queued.max.request.bytes. */
+#define SF_SERVER_TLS_STEP (1024 * 1024)
 /* Plaintext connections: while at least this many bytes are missing from the frame being read,
  * the socket's receive low-watermark (SO_RCVLOWAT) asks the kernel to report it readable only
  * once they are there (capped, and lowered again by the kernel to what the buffer can hold),
@@ -87,6 +94,8 @@ struct sf_server {
     int64_t tick;             /* monotonic ms at the last idle check: connection activity time */
     sf_wbuf_t hdr; /* scratch for response headers (one event-loop thread) */
     int quiesced;  /* no more requests are read (shutdown) */
+    sf_netlimit_t *nl;              /* limits across workers (borrowed); NULL: none */
+    sf_netlimit_waiter_t *waiter;   /* wakes connections paused at a cap of @nl */
 };
 
 struct sf_conn {
@@ -95,6 +104,11 @@ struct sf_conn {
     sf_conn_t *prev, *next;   /* in srv->conns while open */
     struct bufferevent *bev;  /* TLS connections; NULL once closed */
     char peer[INET6_ADDRSTRLEN + 10];
+    struct sockaddr_storage sa; /* the peer, counted in nl while open */
+    sf_netlimit_t *nl;          /* the server's; outlives the connection */
+    int64_t acct[SF_NETLIMIT_NKINDS]; /* bytes counted in nl's totals */
+    int gkind;                  /* the cap of nl it paused at (-1: none) */
+    struct evbuffer_cb_entry *out_cb; /* counts the output */
     char listener[16];
     int tls;
     size_t max_request;
@@ -116,6 +130,7 @@ struct sf_conn {
     size_t need;              /* bytes missing from the partial frame in the input buffer */
     sf_req_t *part;           /* a large frame being received straight into its buffer */
     size_t part_got;          /* bytes of part->frame received so far */
+    size_t part_cap;          /* bytes allocated for part->frame (<= part->frame_len) */
     sf_req_slot_t *head, *tail;
     size_t nslots;  /* unanswered or unwritten requests (in-flight) */
     size_t nreqs;   /* requests the handler still holds */
@@ -138,6 +153,56 @@ static void conn_process(sf_conn_t *conn);
 static void conn_rd_cb(evutil_socket_t fd, short what, void *arg);
 static void conn_wr_cb(evutil_socket_t fd, short what, void *arg);
 
+static size_t conn_pending(const sf_conn_t *conn) {
+    return (conn->out ? evbuffer_get_length(conn->out) : 0) + conn->parked;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The limits across workers (netlimit.h): each connection reports what it holds now
+ * ------------------------------------------------------------------------------------------ */
+
+static void conn_acct_set(sf_conn_t *conn, sf_netlimit_kind_t kind, size_t now) {
+    int64_t delta = (int64_t)now - conn->acct[kind];
+    if (delta) {
+        conn->acct[kind] = (int64_t)now;
+        sf_netlimit_add(conn->nl, kind, delta);
+    }
+}
+
+/* Frames still arriving: the partial frame's buffer and the unparsed input. */
+static void conn_acct_partial(sf_conn_t *conn) {
+    size_t in = conn->in ? evbuffer_get_length(conn->in) : 0;
+    conn_acct_set(conn, SF_NETLIMIT_PARTIAL, (conn->part ? conn->part_cap : 0) + in);
+}
+
+static void conn_acct_output(sf_conn_t *conn) {
+    conn_acct_set(conn, SF_NETLIMIT_OUTPUT, conn_pending(conn));
+}
+
+/* Every change of the output (responses added, bytes written, by us or by libevent). */
+static void conn_out_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg) {
+    (void)buf;
+    (void)info;
+    conn_acct_output(arg);
+}
+
+/* 1 if cap @kind stops @conn reading (@resume: whether a connection paused at it stays
+ * paused). The response cap only stops connections that have a response queued or a request
+ * in flight, so that a client that reads its answers is still served. */
+static int conn_over(sf_conn_t *conn, sf_netlimit_kind_t kind, int resume) {
+    switch (kind) {
+    case SF_NETLIMIT_PARTIAL:
+        return sf_netlimit_over(conn->nl, kind, conn->acct[kind], resume);
+    case SF_NETLIMIT_HELD:
+        return sf_netlimit_over(conn->nl, kind, 0, resume);
+    case SF_NETLIMIT_OUTPUT:
+        return (conn->nslots > 0 || conn_pending(conn) > 0) &&
+               sf_netlimit_over(conn->nl, kind, 0, resume);
+    default:
+        return 0;
+    }
+}
+
 /* Close the socket now; the struct lives on until nothing refers to it (conn_unbusy). */
 static void conn_kill(sf_conn_t *conn) {
     if (conn->dead)
@@ -145,6 +210,10 @@ static void conn_kill(sf_conn_t *conn) {
     conn->dead = 1;
     free(conn->part); /* not dispatched yet: no slot, no arena */
     conn->part = NULL;
+    if (conn->out_cb) {
+        evbuffer_remove_cb_entry(conn->out, conn->out_cb);
+        conn->out_cb = NULL;
+    }
     if (!conn->tls) {
         /* Freeing an event from inside its own callback is allowed. The output's file
          * segments release their log references here. */
@@ -182,7 +251,12 @@ static void conn_kill(sf_conn_t *conn) {
         srv->nconns--;
         conn->srv = NULL;
         conn->prev = conn->next = NULL;
+        if (conn->nl)
+            sf_netlimit_conn_close(conn->nl, (struct sockaddr *)&conn->sa);
     }
+    /* Input and output are gone; parked responses and held requests go later. */
+    conn_acct_partial(conn);
+    conn_acct_output(conn);
     sf_log(SF_LOG_DEBUG, "NET", "%s: connection closed", conn->peer);
 }
 
@@ -190,6 +264,7 @@ static void slot_free(sf_conn_t *conn, sf_req_slot_t *slot) {
     if (slot->buf) {
         conn->parked -= evbuffer_get_length(slot->buf);
         evbuffer_free(slot->buf); /* releases file segments (and their log references) */
+        conn_acct_output(conn);
     }
     free(slot);
 }
@@ -201,6 +276,9 @@ static void conn_free(sf_conn_t *conn) {
         next = slot->next;
         slot_free(conn, slot);
     }
+    conn_acct_output(conn);
+    assert(conn->acct[SF_NETLIMIT_PARTIAL] == 0 && conn->acct[SF_NETLIMIT_OUTPUT] == 0 &&
+           conn->acct[SF_NETLIMIT_HELD] == 0);
     free(conn);
 }
 
@@ -221,10 +299,6 @@ static void conn_update_cbs(sf_conn_t *conn) {
         bufferevent_setcb(conn->bev, conn_read_cb,
                           conn->paused || conn->drop_output ? conn_write_cb : NULL, conn_event_cb,
                           conn);
-}
-
-static size_t conn_pending(const sf_conn_t *conn) {
-    return (conn->out ? evbuffer_get_length(conn->out) : 0) + conn->parked;
 }
 
 /* Plaintext: write the output until it is empty or the socket is full; the write event stays
@@ -296,12 +370,30 @@ static void conn_pause(sf_conn_t *conn) {
            conn->peer, conn->nslots, conn_pending(conn));
 }
 
+/* Stop reading at cap @kind of the limits across workers, until the server's waiter is woken
+ * (srv_wake_cb). */
+static void conn_pause_global(sf_conn_t *conn, sf_netlimit_kind_t kind) {
+    if (conn->dead)
+        return;
+    conn->gkind = (int)kind;
+    sf_netlimit_paused(conn->nl, kind);
+    conn_pause(conn);
+    sf_netlimit_wait(conn->nl, conn->srv->waiter, kind);
+}
+
 static void conn_maybe_resume(sf_conn_t *conn) {
     if (!conn->paused || conn->dead || conn->closing)
         return;
     if (conn->nslots >= SF_SERVER_MAX_INFLIGHT || conn_pending(conn) > SF_SERVER_RESUME_OUTPUT ||
         conn->held > SF_SERVER_MAX_HELD / 2 || conn->srv->quiesced)
         return;
+    if (conn->gkind >= 0) {
+        if (conn_over(conn, (sf_netlimit_kind_t)conn->gkind, 1)) {
+            sf_netlimit_wait(conn->nl, conn->srv->waiter, (sf_netlimit_kind_t)conn->gkind);
+            return;
+        }
+        conn->gkind = -1;
+    }
     conn->paused = 0;
     conn_update_cbs(conn);
     conn_read_enable(conn);
@@ -375,6 +467,8 @@ static void conn_stop_reading(sf_conn_t *conn) {
     evbuffer_drain(in, evbuffer_get_length(in));
     free(conn->part);
     conn->part = NULL;
+    conn->part_cap = 0;
+    conn_acct_partial(conn);
 }
 
 /* Stop reading and close the connection after the responses already queued or pending. */
@@ -440,14 +534,16 @@ static int conn_dispatch(sf_conn_t *conn, sf_req_t *req) {
     req->conn = conn;
     conn->nreqs++;
     conn->held += req->frame_len;
+    conn_acct_set(conn, SF_NETLIMIT_HELD, conn->held);
     srv->fn(req, srv->arg);
     return conn->dead || conn->closing ? -1 : 0;
 }
 
-/* A request of @size bytes (already checked against the limits), uninitialised but for the
- * frame pointer and length; NULL (and the connection killed) when out of memory. */
-static sf_req_t *conn_req_new(sf_conn_t *conn, int32_t size) {
-    sf_req_t *req = malloc(sizeof(*req) + (size_t)size);
+/* A request of @size bytes (already checked against the limits) with room for @cap of them,
+ * uninitialised but for the frame pointer and length; NULL (and the connection killed) when
+ * out of memory. */
+static sf_req_t *conn_req_new(sf_conn_t *conn, int32_t size, size_t cap) {
+    sf_req_t *req = malloc(sizeof(*req) + cap);
     if (!req) {
         sf_log(SF_LOG_WARNING, "NET", "%s: out of memory for a %d-byte request; closing",
                conn->peer, size);
@@ -460,12 +556,23 @@ static sf_req_t *conn_req_new(sf_conn_t *conn, int32_t size) {
     return req;
 }
 
+/* The cap of the limits across workers that keeps @conn from reading another request (-1:
+ * none). */
+static int conn_request_cap(sf_conn_t *conn) {
+    if (conn_over(conn, SF_NETLIMIT_HELD, 0))
+        return SF_NETLIMIT_HELD;
+    if (conn_over(conn, SF_NETLIMIT_OUTPUT, 0))
+        return SF_NETLIMIT_OUTPUT;
+    return -1;
+}
+
 /* Dispatch the whole frames waiting in the input buffer, in order. A partial frame stays there,
  * except a large one on a plaintext connection: it moves to conn->part, whose remaining bytes
  * conn_read_plain receives straight into the frame. */
 static void conn_process(sf_conn_t *conn) {
     struct evbuffer *in;
     size_t want = 0;
+    int cap;
 
     conn->need = 0;
     if (conn->dead || conn->closing || !conn->srv || conn->part)
@@ -481,6 +588,10 @@ static void conn_process(sf_conn_t *conn) {
         if (conn->nslots >= SF_SERVER_MAX_INFLIGHT || conn->held > SF_SERVER_MAX_HELD ||
             conn_pending(conn) > SF_SERVER_MAX_PENDING_OUTPUT || conn->srv->quiesced) {
             conn_pause(conn);
+            break;
+        }
+        if ((cap = conn_request_cap(conn)) >= 0) {
+            conn_pause_global(conn, (sf_netlimit_kind_t)cap);
             break;
         }
         if (avail < 4) {
@@ -500,8 +611,12 @@ static void conn_process(sf_conn_t *conn) {
         if (avail - 4 < (size_t)size) {
             conn->need = (size_t)size - (avail - 4);
             if (conn->rdev && (size_t)size >= SF_SERVER_DIRECT_MIN) {
-                /* Take what arrived; the rest is received into the frame itself. */
-                if (!(req = conn_req_new(conn, size)))
+                /* Take what arrived; the rest is received into the frame itself, whose buffer
+                 * grows as it comes (conn_part_grow). */
+                size_t first = 2 * (avail - 4) > SF_SERVER_PART_FIRST ? 2 * (avail - 4)
+                                                                      : SF_SERVER_PART_FIRST;
+                first = first < (size_t)size ? first : (size_t)size;
+                if (!(req = conn_req_new(conn, size, first)))
                     break;
                 evbuffer_drain(in, 4);
                 if (avail > 4 && evbuffer_remove(in, req->frame, avail - 4) != (int)(avail - 4)) {
@@ -511,13 +626,17 @@ static void conn_process(sf_conn_t *conn) {
                 }
                 conn->part = req;
                 conn->part_got = avail - 4;
+                conn->part_cap = first;
                 conn->need = 0;
             } else if ((size_t)size >= SF_SERVER_BIG_FRAME) {
-                want = 4 + (size_t)size;
+                /* TLS: wake up once the frame is in, but at least every step of it (counted
+                 * against the cap below). */
+                want = avail + SF_SERVER_TLS_STEP < 4 + (size_t)size ? avail + SF_SERVER_TLS_STEP
+                                                                     : 4 + (size_t)size;
             }
             break;
         }
-        if (!(req = conn_req_new(conn, size)))
+        if (!(req = conn_req_new(conn, size, (size_t)size)))
             break;
         evbuffer_drain(in, 4);
         if (evbuffer_remove(in, req->frame, (size_t)size) != (int)size) {
@@ -530,7 +649,38 @@ static void conn_process(sf_conn_t *conn) {
     }
     if (!conn->dead && !conn->rdev)
         conn_set_read_low(conn, want);
+    if (!conn->dead) {
+        conn_acct_partial(conn);
+        /* TLS: a large frame grows in the input buffer itself. */
+        if (want && !conn->paused && conn_over(conn, SF_NETLIMIT_PARTIAL, 0))
+            conn_pause_global(conn, SF_NETLIMIT_PARTIAL);
+    }
     conn_unbusy(conn);
+}
+
+/* Plaintext: room for more of the frame being received (conn->part, whose buffer is full):
+ * double its buffer, up to the announced size. Returns 0 with room, 1 when reading paused at
+ * queued.max.request.bytes, -1 when the connection was closed (out of memory). */
+static int conn_part_grow(sf_conn_t *conn) {
+    sf_req_t *req = conn->part, *bigger;
+    size_t cap = conn->part_cap * 2 < req->frame_len ? conn->part_cap * 2 : req->frame_len;
+
+    assert(conn->part_got == conn->part_cap && conn->part_cap < req->frame_len);
+    if (conn_over(conn, SF_NETLIMIT_PARTIAL, 0)) {
+        conn_pause_global(conn, SF_NETLIMIT_PARTIAL);
+        return 1;
+    }
+    if (!(bigger = realloc(req, sizeof(*req) + cap))) {
+        sf_log(SF_LOG_WARNING, "NET", "%s: out of memory for %zu bytes of a %zu-byte request; "
+               "closing", conn->peer, cap, req->frame_len);
+        conn_kill(conn); /* frees conn->part */
+        return -1;
+    }
+    bigger->frame = (uint8_t *)(bigger + 1);
+    conn->part = bigger;
+    conn->part_cap = cap;
+    conn_acct_partial(conn);
+    return 0;
 }
 
 /* What to do after a recv() that returned @n <= 0: RECV_RETRY (interrupted), RECV_WAIT
@@ -562,8 +712,12 @@ static void conn_read_plain(sf_conn_t *conn) {
         if (conn->dead || conn->closing || conn->paused || !conn->rd_on)
             break;
         if (conn->part) {
-            sf_req_t *req = conn->part;
-            size_t need = req->frame_len - conn->part_got;
+            sf_req_t *req;
+            size_t need;
+            if (conn->part_got == conn->part_cap && conn_part_grow(conn) != 0)
+                break;
+            req = conn->part;
+            need = conn->part_cap - conn->part_got;
             n = recv(conn->fd, req->frame + conn->part_got, need, 0);
             if (n <= 0) {
                 if (conn_recv_failed(conn, n) != RECV_RETRY)
@@ -573,7 +727,11 @@ static void conn_read_plain(sf_conn_t *conn) {
             conn->part_got += (size_t)n;
             if ((size_t)n < need)
                 break; /* the socket is drained: wait for the rest */
+            if (conn->part_got < req->frame_len)
+                continue; /* the buffer is full: grow it */
             conn->part = NULL;
+            conn->part_cap = 0;
+            conn_acct_partial(conn);
             if (conn_dispatch(conn, req) < 0)
                 break;
             /* The next frame often follows at once: go on reading. */
@@ -850,6 +1008,7 @@ static void req_finish(sf_req_t *req) {
     sf_conn_t *conn = req->conn;
     conn_touch(conn);
     conn->held -= req->frame_len;
+    conn_acct_set(conn, SF_NETLIMIT_HELD, conn->held);
     sf_arena_reset(&req->arena);
     free(req);
     conn->nreqs--;
@@ -889,6 +1048,7 @@ static void respond_here(sf_req_t *req, sf_wbuf_t *body) {
             conn_kill(conn);
         } else if (slot->buf) {
             conn->parked += evbuffer_get_length(slot->buf);
+            conn_acct_output(conn);
         }
     }
     sf_wbuf_free(body);
@@ -989,29 +1149,48 @@ const char *sf_conn_listener(const sf_conn_t *conn) {
  * Connections handed over by the acceptor
  * ------------------------------------------------------------------------------------------ */
 
+/* Give up a connection that sf_server_adopt counted in the limits. */
+static void adopt_abort(sf_server_t *srv, sf_conn_t *conn, int fd) {
+    if (srv->nl)
+        sf_netlimit_conn_close(srv->nl, (struct sockaddr *)&conn->sa);
+    evutil_closesocket(fd);
+    free(conn);
+}
+
 int sf_server_adopt(sf_server_t *srv, int fd, const struct sockaddr *sa, const char *listener,
                     SSL_CTX *tls_ctx) {
     sf_conn_t *conn;
-    int one = 1;
+    char peer[INET6_ADDRSTRLEN + 10];
+    int one = 1, rc = SF_ERR_STATE;
 
     ON_OWNER_THREAD(srv->mb);
-    if (srv->quiesced) {
+    sf_acceptor_format_addr(sa, peer, sizeof(peer));
+    /* max.connections and max.connections.per.ip: refused before anything is set up. */
+    if (srv->quiesced || (srv->nl && (rc = sf_netlimit_conn_open(srv->nl, sa, peer)) != SF_OK)) {
+        if (rc != SF_ERR_STATE)
+            sf_log(SF_LOG_DEBUG, "NET", "%s: connection refused: too many connections", peer);
         evutil_closesocket(fd);
         if (tls_ctx)
             SSL_CTX_free(tls_ctx);
-        return SF_ERR_STATE;
+        return rc;
     }
     /* Requests and responses are whole frames written at once: no Nagle delay. */
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
     conn = calloc(1, sizeof(*conn));
     if (!conn) {
+        if (srv->nl)
+            sf_netlimit_conn_close(srv->nl, sa);
         evutil_closesocket(fd);
         if (tls_ctx)
             SSL_CTX_free(tls_ctx);
         return SF_ERR_NOMEM;
     }
-    sf_acceptor_format_addr(sa, conn->peer, sizeof(conn->peer));
+    memcpy(conn->peer, peer, sizeof(peer));
+    memcpy(&conn->sa, sa, sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                                    : sizeof(struct sockaddr_in));
+    conn->nl = srv->nl;
+    conn->gkind = -1;
     snprintf(conn->listener, sizeof(conn->listener), "%s", listener);
     conn->tls = tls_ctx != NULL;
     conn->mb = srv->mb;
@@ -1022,8 +1201,7 @@ int sf_server_adopt(sf_server_t *srv, int fd, const struct sockaddr *sa, const c
         SSL_CTX_free(tls_ctx); /* the session holds its own reference */
         if (!ssl) {
             sf_log(SF_LOG_WARNING, "NET", "%s: cannot create a TLS session; closing", conn->peer);
-            evutil_closesocket(fd);
-            free(conn);
+            adopt_abort(srv, conn, fd);
             return SF_ERR_NOMEM;
         }
         /* Deferred callbacks: OpenSSL bufferevents can report errors from inside a write, and
@@ -1037,8 +1215,7 @@ int sf_server_adopt(sf_server_t *srv, int fd, const struct sockaddr *sa, const c
         if (!conn->bev) {
             sf_log(SF_LOG_WARNING, "NET", "%s: cannot set up the connection; closing",
                    conn->peer);
-            evutil_closesocket(fd);
-            free(conn);
+            adopt_abort(srv, conn, fd);
             return SF_ERR_NOMEM;
         }
         conn->in = bufferevent_get_input(conn->bev);
@@ -1068,11 +1245,12 @@ int sf_server_adopt(sf_server_t *srv, int fd, const struct sockaddr *sa, const c
                 evbuffer_free(conn->in);
             if (conn->out)
                 evbuffer_free(conn->out);
-            evutil_closesocket(fd);
-            free(conn);
+            adopt_abort(srv, conn, fd);
             return SF_ERR_NOMEM;
         }
     }
+    /* Only counted: a failure is harmless. */
+    conn->out_cb = evbuffer_add_cb(conn->out, conn_out_cb, conn);
     conn->srv = srv;
     conn->active = srv->tick;
     conn->next = srv->conns;
@@ -1107,8 +1285,24 @@ static void idle_check_cb(evutil_socket_t fd, short what, void *arg) {
     }
 }
 
-int sf_server_new(struct event_base *base, const sf_brokercfg_t *cfg, sf_server_dispatch_fn fn,
-                  void *arg, sf_mailbox_t *mb, sf_server_t **out) {
+/* A total of the limits across workers fell (any worker's thread posted this to ours): the
+ * connections paused at a cap look again. */
+static void srv_wake_cb(void *arg) {
+    sf_server_t *srv = arg;
+    sf_conn_t *conn, *next;
+    ON_OWNER_THREAD(srv->mb);
+    for (conn = srv->conns; conn; conn = next) {
+        next = conn->next;
+        if (!conn->paused || conn->gkind < 0)
+            continue;
+        conn_busy(conn);
+        conn_maybe_resume(conn);
+        conn_unbusy(conn);
+    }
+}
+
+int sf_server_new(struct event_base *base, const sf_brokercfg_t *cfg, sf_netlimit_t *nl,
+                  sf_server_dispatch_fn fn, void *arg, sf_mailbox_t *mb, sf_server_t **out) {
     sf_server_t *srv;
 
     *out = NULL;
@@ -1123,6 +1317,14 @@ int sf_server_new(struct event_base *base, const sf_brokercfg_t *cfg, sf_server_
     srv->idle_ms = cfg->connections_max_idle_ms;
     srv->tick = sf_clock_mono_ms();
     sf_wbuf_init(&srv->hdr);
+    /* Woken from other threads through the mailbox: without one, no cross-worker limits. */
+    if (nl && mb) {
+        srv->nl = nl;
+        if (!(srv->waiter = sf_netlimit_waiter_new(nl, mb, srv_wake_cb, srv))) {
+            sf_server_free(srv);
+            return SF_ERR_NOMEM;
+        }
+    }
     if (srv->idle_ms >= 0) {
         int64_t every = srv->idle_ms / SF_SERVER_IDLE_CHECKS;
         struct timeval tv;
@@ -1164,5 +1366,6 @@ void sf_server_free(sf_server_t *srv) {
         conn_unbusy(conn); /* frees it unless the handler still holds requests */
     }
     sf_wbuf_free(&srv->hdr);
+    sf_netlimit_waiter_free(srv->nl, srv->waiter);
     free(srv);
 }

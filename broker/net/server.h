@@ -4,11 +4,14 @@
  * handler answers them in (every request owns a response slot in a per-connection queue).
  *
  * Limits: a frame whose size is < 8 or > socket.request.max.bytes closes the connection before
- * anything of that size is allocated; a header that does not decode closes it too (after the
- * responses to earlier requests are written). A connection stops reading while it has
- * SF_SERVER_MAX_INFLIGHT requests unanswered, SF_SERVER_MAX_HELD bytes of requests in the
+ * anything of that size is allocated; the buffer of a frame grows with the bytes that arrive,
+ * not with the size it announces. A header that does not decode closes the connection too
+ * (after the responses to earlier requests are written). A connection stops reading while it
+ * has SF_SERVER_MAX_INFLIGHT requests unanswered, SF_SERVER_MAX_HELD bytes of requests in the
  * handlers' hands or more than SF_SERVER_MAX_PENDING_OUTPUT bytes of responses queued, and
- * resumes when they drain.
+ * resumes when they drain. Across the connections of every worker, the caps of netlimit.h
+ * (queued.max.request.bytes, queued.max.response.bytes, max.connections and
+ * max.connections.per.ip) apply as well.
  *
  * Lifetimes: a request (sf_req_t) lives from dispatch until exactly one of sf_req_respond,
  * sf_req_respond_none or sf_req_close is called on it. A connection whose peer went away stays
@@ -33,6 +36,7 @@
 struct event_base;
 struct sockaddr;
 struct sf_brokercfg;
+struct sf_netlimit;
 
 /* Unanswered requests per connection before it stops reading. */
 #define SF_SERVER_MAX_INFLIGHT 1000
@@ -73,14 +77,17 @@ typedef void (*sf_server_dispatch_fn)(sf_req_t *req, void *arg);
 
 /* A set of connections on @base (the worker's loop; @mb its mailbox, borrowed, or NULL when
  * every answer comes from that loop). @cfg is borrowed during the call (request size and idle
- * limits). @fn(@arg) gets every request. Returns SF_OK with *out, or SF_ERR_NOMEM. */
-int sf_server_new(struct event_base *base, const struct sf_brokercfg *cfg, sf_server_dispatch_fn fn,
-                  void *arg, sf_mailbox_t *mb, sf_server_t **out);
+ * limits). @nl, borrowed for the server's life, holds the limits shared with the other
+ * workers' servers (netlimit.h); NULL, or no @mb: none. @fn(@arg) gets every request. Returns
+ * SF_OK with *out, or SF_ERR_NOMEM. */
+int sf_server_new(struct event_base *base, const struct sf_brokercfg *cfg, struct sf_netlimit *nl,
+                  sf_server_dispatch_fn fn, void *arg, sf_mailbox_t *mb, sf_server_t **out);
 
 /* Take over the accepted socket @fd (owned from now on, also on failure) from listener
  * @listener (copied); @tls_ctx is the listener's TLS context (one reference, taken over) or
- * NULL for plaintext. @sa is the peer address. Returns SF_OK, or SF_ERR_NOMEM with the socket
- * closed. */
+ * NULL for plaintext. @sa is the peer address. Returns SF_OK, or with the socket closed
+ * SF_ERR_TOOLARGE (max.connections or max.connections.per.ip reached), SF_ERR_STATE (shutting
+ * down) or SF_ERR_NOMEM. */
 int sf_server_adopt(sf_server_t *srv, int fd, const struct sockaddr *sa, const char *listener,
                     SSL_CTX *tls_ctx);
 

@@ -21,6 +21,7 @@
 struct sf_worker {
     int index;
     const struct sf_brokercfg *cfg;
+    struct sf_netlimit *nl;
     sf_server_dispatch_fn fn;
     void *fn_arg;
     pthread_t tid;
@@ -71,7 +72,7 @@ static int worker_setup(sf_worker_t *w) {
     if (!(w->base = event_base_new()) || !(w->mb = sf_mailbox_new(w->base, pthread_self())) ||
         !(w->purgatory = sf_purgatory_new(w->base)))
         return SF_ERR_NOMEM;
-    return sf_server_new(w->base, w->cfg, w->fn, w->fn_arg, w->mb, &w->srv);
+    return sf_server_new(w->base, w->cfg, w->nl, w->fn, w->fn_arg, w->mb, &w->srv);
 }
 
 static void *worker_main(void *arg) {
@@ -90,8 +91,8 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
-int sf_worker_start(int index, const struct sf_brokercfg *cfg, sf_server_dispatch_fn fn, void *arg,
-                    sf_worker_t **out) {
+int sf_worker_start(int index, const struct sf_brokercfg *cfg, struct sf_netlimit *nl,
+                    sf_server_dispatch_fn fn, void *arg, sf_worker_t **out) {
     sf_worker_t *w = calloc(1, sizeof(*w));
     char name[32];
     int rc;
@@ -100,6 +101,7 @@ int sf_worker_start(int index, const struct sf_brokercfg *cfg, sf_server_dispatc
         return SF_ERR_NOMEM;
     w->index = index;
     w->cfg = cfg;
+    w->nl = nl;
     w->fn = fn;
     w->fn_arg = arg;
     pthread_mutex_init(&w->mu, NULL);

@@ -26,14 +26,16 @@
 
 struct sockaddr;
 struct sf_brokercfg;
+struct sf_netlimit;
 
 typedef struct sf_worker sf_worker_t;
 
 /* Start worker number @index: its thread ("net/<index>"), loop, mailbox, purgatory and
- * connection set, whose requests go to @fn(@arg) on the worker's thread. @cfg is borrowed for
- * the worker's life. Returns SF_OK with *out, SF_ERR_NOMEM or SF_ERR_IO (no thread). */
-int sf_worker_start(int index, const struct sf_brokercfg *cfg, sf_server_dispatch_fn fn, void *arg,
-                    sf_worker_t **out);
+ * connection set, whose requests go to @fn(@arg) on the worker's thread. @cfg and @nl (the
+ * limits shared by every worker, netlimit.h; NULL for none) are borrowed for the worker's
+ * life. Returns SF_OK with *out, SF_ERR_NOMEM or SF_ERR_IO (no thread). */
+int sf_worker_start(int index, const struct sf_brokercfg *cfg, struct sf_netlimit *nl,
+                    sf_server_dispatch_fn fn, void *arg, sf_worker_t **out);
 
 /* Hand the accepted socket @fd (owned from now on) to @w; @tls_ctx as for sf_server_adopt
  * (one reference, taken over). Any thread. */

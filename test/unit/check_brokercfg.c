@@ -86,6 +86,11 @@ START_TEST(test_defaults) {
     ck_assert_int_eq(cfg->socket_request_max_bytes, 104857600);
     ck_assert_int_ge(cfg->num_network_threads, 1);
     ck_assert_int_eq(cfg->num_io_threads, 8);
+    ck_assert(cfg->queued_max_request_bytes == 536870912);
+    ck_assert(cfg->queued_max_response_bytes == 536870912);
+    ck_assert_int_eq(cfg->max_connections, INT32_MAX);
+    ck_assert_int_eq(cfg->max_connections_per_ip, INT32_MAX);
+    ck_assert_uint_eq(cfg->nip_overrides, 0);
     ck_assert_ptr_null(cfg->ssl_keystore_location);
     ck_assert_ptr_null(cfg->ssl_key_password);
     ck_assert_ptr_null(cfg->ssl_truststore_location);
@@ -291,6 +296,41 @@ END_TEST
 
 /* ---- limits: one test per kind of error message ---- */
 
+START_TEST(test_net_limits) {
+    sf_brokercfg_t *cfg = load_ok(BASE "queued.max.request.bytes=-1\n"
+                                       "queued.max.response.bytes=1000\n"
+                                       "max.connections=100\n"
+                                       "max.connections.per.ip=0\n"
+                                       "max.connections.per.ip.overrides=10.0.0.1:5, [::1]:7,"
+                                       "broker-admin:0\n");
+    ck_assert(cfg->queued_max_request_bytes == -1);
+    ck_assert(cfg->queued_max_response_bytes == 1000);
+    ck_assert_int_eq(cfg->max_connections, 100);
+    ck_assert_int_eq(cfg->max_connections_per_ip, 0);
+    ck_assert_uint_eq(cfg->nip_overrides, 3);
+    ck_assert_str_eq(cfg->ip_overrides[0].host, "10.0.0.1");
+    ck_assert_int_eq(cfg->ip_overrides[0].max, 5);
+    ck_assert_str_eq(cfg->ip_overrides[1].host, "::1");
+    ck_assert_int_eq(cfg->ip_overrides[1].max, 7);
+    ck_assert_str_eq(cfg->ip_overrides[2].host, "broker-admin");
+    ck_assert_int_eq(cfg->ip_overrides[2].max, 0);
+    sf_brokercfg_free(cfg);
+
+    load_err(BASE "queued.max.request.bytes=1000\n", NULL,
+             "queued.max.request.bytes: 1000 is below socket.request.max.bytes (104857600)");
+    load_err(BASE "max.connections.per.ip=0\n", NULL,
+             "max.connections.per.ip: 0 refuses every client");
+    load_err(BASE "max.connections.per.ip.overrides=10.0.0.1\n", NULL, "is not host:max");
+    load_err(BASE "max.connections.per.ip.overrides=10.0.0.1:5,:3\n", NULL, "is not host:max");
+    load_err(BASE "max.connections.per.ip.overrides=10.0.0.1:x\n", NULL,
+             "\"x\" is not a number of connections for 10.0.0.1");
+    load_err(BASE "max.connections.per.ip.overrides=10.0.0.1:-1\n", NULL, "is not a number");
+    load_err(BASE "max.connections.per.ip.overrides=10.0.0.1:2147483648\n", NULL,
+             "is not a number");
+    load_err(BASE "max.connections=-1\n", NULL, "is out of range");
+}
+END_TEST
+
 START_TEST(test_error_numbers) {
     load_err("log.segment.bytes=12x\n" BASE,
              "streamflowd.conf:1: log.segment.bytes: \"12x\" is not a number of bytes (expected an "
@@ -408,6 +448,7 @@ static Suite *brokercfg_suite(void) {
     tcase_add_test(core, test_listeners);
     tcase_add_test(core, test_load_file);
     tcase_add_test(core, test_print_keys);
+    tcase_add_test(limits, test_net_limits);
     tcase_add_test(limits, test_error_numbers);
     tcase_add_test(limits, test_error_other_types);
     tcase_add_test(limits, test_error_listeners);
