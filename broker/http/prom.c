@@ -5,6 +5,7 @@
  * offsets also give per-partition message rates (rate() of streamflow_partition_log_end_offset)
  * without a counter on the append path. */
 #include <stdlib.h>
+#include <sys/statvfs.h>
 
 #include <event2/buffer.h>
 #include <event2/http.h>
@@ -123,6 +124,40 @@ static void partitions(struct evbuffer *o, const sf_view_t *v) {
     }
 }
 
+/* @s as a label value: backslash, double quote and newline escaped. */
+static void label_value(struct evbuffer *o, const char *s) {
+    for (; *s; s++) {
+        if (*s == '\\' || *s == '"')
+            evbuffer_add(o, "\\", 1);
+        if (*s == '\n')
+            evbuffer_add(o, "\\n", 2);
+        else
+            evbuffer_add(o, s, 1);
+    }
+}
+
+/* Space in each log directory. */
+static void log_dirs(struct evbuffer *o, const sf_brokercfg_t *cfg) {
+    static const char *const names[2] = {"streamflow_log_dir_free_bytes",
+                                         "streamflow_log_dir_total_bytes"};
+    static const char *const helps[2] = {"Bytes available to the broker in a log directory.",
+                                         "Size of the file system of a log directory."};
+    struct statvfs st;
+    int k;
+    size_t i;
+    for (k = 0; k < 2; k++) {
+        meta(o, names[k], "gauge", helps[k]);
+        for (i = 0; i < cfg->nlog_dirs; i++)
+            if (statvfs(cfg->log_dirs[i], &st) == 0) {
+                evbuffer_add_printf(o, "%s{dir=\"", names[k]);
+                label_value(o, cfg->log_dirs[i]);
+                evbuffer_add_printf(o, "\"} %llu\n",
+                                    (unsigned long long)(k ? st.f_blocks : st.f_bavail) *
+                                        st.f_frsize);
+            }
+    }
+}
+
 void sf_httpd_metrics(struct evhttp_request *req, sf_broker_t *b) {
     sf_metrics_block_t *sum = malloc(sizeof(*sum));
     struct evbuffer *o = evbuffer_new();
@@ -140,6 +175,7 @@ void sf_httpd_metrics(struct evhttp_request *req, sf_broker_t *b) {
     meta(o, "streamflow_zookeeper_registered", "gauge",
          "1 while this broker is registered in ZooKeeper.");
     evbuffer_add_printf(o, "streamflow_zookeeper_registered %d\n", sf_broker_cluster(b) != NULL);
+    log_dirs(o, sf_broker_cfg(b));
     if (v) {
         cluster(o, b, v);
         partitions(o, v);

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The HTTP server (http.listeners): /health/live and /health/ready, Prometheus metrics that
 # move as records flow, the REST API's cluster, brokers, topics and partitions in the REST
-# Proxy v3 format, JSON errors for unknown resources, and a body past http.max.body.bytes
-# refused without harm to the broker.
+# Proxy v3 format, JSON errors for unknown resources, a body past http.max.body.bytes refused
+# without harm to the broker, and the shipped alert rules and Grafana dashboard naming only
+# metrics the broker exports.
 . "$(dirname "$0")/lib.sh"
 need_py confluent_kafka
+need_py yaml
 need_cmd curl
 start_zk
 hport=$(free_port)
@@ -12,6 +14,14 @@ start_broker b1 http.listeners="http://127.0.0.1:$hport" http.max.body.bytes=409
     num.partitions=3
 cd "$SF_TEST_DIR"
 "$PY" http_api.py "$BOOTSTRAP" "http://127.0.0.1:$hport" || fail "HTTP API"
+
+# The shipped alert rules and dashboard name only metrics the broker exports.
+mon=$SF_SRC_DIR/packaging/monitoring
+"$PY" monitoring_check.py "http://127.0.0.1:$hport" "$mon/streamflow-alerts.yml" \
+    "$mon/streamflow-dashboard.json" || fail "alert rules or dashboard"
+if command -v promtool >/dev/null; then
+    promtool check rules "$mon/streamflow-alerts.yml" || fail "promtool check rules"
+fi
 
 # A body past http.max.body.bytes: refused (413), and the broker keeps serving.
 code=$(head -c 100000 /dev/zero | curl -s -o /dev/null -w '%{http_code}' --data-binary @- \
