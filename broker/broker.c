@@ -17,6 +17,7 @@
 
 #include "acceptor.h"
 #include "brokercfg.h"
+#include "httpd.h"
 #include "clock.h"
 #include "cluster.h"
 #include "dispatch.h"
@@ -38,6 +39,7 @@ struct sf_broker {
     sf_logdir_t **logdirs;
     size_t nlogdirs;
     sf_acceptor_t *acceptor;
+    sf_httpd_t *httpd; /* NULL without http.listeners */
     sf_worker_t **workers;
     sf_netlimit_t *netlimit; /* limits shared by the workers */
     sf_view_t **worker_views; /* worker_views[i]: worker i's newest view (its thread only) */
@@ -335,6 +337,7 @@ int sf_broker_new(struct event_base *base, const sf_brokercfg_t *cfg, sf_broker_
         !(b->retention_ev = event_new(base, -1, EV_PERSIST, retention_cb, b)))
         goto err;
     if ((rc = sf_acceptor_new(base, cfg, handoff, b, &b->acceptor, errstr, errstr_size)) != SF_OK ||
+        (rc = sf_httpd_new(base, b, cfg, &b->httpd, errstr, errstr_size)) != SF_OK ||
         (rc = make_endpoints(b, errstr, errstr_size)) != SF_OK ||
         (rc = start_cluster(b, errstr, errstr_size)) != SF_OK)
         goto err;
@@ -411,6 +414,8 @@ void sf_broker_shutdown(sf_broker_t *b) {
     sd_notify(0, "STOPPING=1");
 #endif
     sf_acceptor_stop(b->acceptor);
+    sf_httpd_free(b->httpd);
+    b->httpd = NULL;
     event_del(b->retention_ev);
     sf_replicas_stop(b->replicas);
     /* Waiting admin requests are answered now; later ones are answered at once. */
@@ -441,6 +446,7 @@ void sf_broker_free(sf_broker_t *b) {
     if (b->retention_ev)
         event_free(b->retention_ev);
     sf_acceptor_free(b->acceptor);
+    sf_httpd_free(b->httpd);
     if (b->purgatory)
         sf_purgatory_close(b->purgatory);
     sf_replicas_stop(b->replicas);

@@ -166,6 +166,13 @@ static const key_def_t keys[] = {
      "a number of threads", NULL, NULL, "network threads (default: number of cores)"},
     {"num.io.threads", KT_INT32, FIELD(cfg.num_io_threads), 0, 256, "8", "a number of threads",
      NULL, NULL, "threads that append to and read from the logs"},
+    {"http.listeners", KT_STRING, FIELD(cfg.http_listeners), 0, 0, NULL, NULL, NULL, NULL,
+     "http://host:port,... for /metrics, /health and the REST API (default: none)"},
+    {"http.max.body.bytes", KT_INT32, FIELD(cfg.http_max_body_bytes), 0, I32MAX, "1048576",
+     "a number of bytes", NULL, NULL, "largest HTTP request body accepted"},
+    {"health.min.free.bytes", KT_INT64, FIELD(cfg.health_min_free_bytes), 0, INT64_MAX,
+     "104857600", "a number of bytes", NULL, NULL,
+     "free space each log directory needs for /health/ready"},
     {"ssl.keystore.location", KT_STRING, FIELD(cfg.ssl_keystore_location), 0, 0, NULL, NULL, NULL,
      NULL, "PEM file: server certificate chain, then its private key"},
     {"ssl.keystore.type", KT_ENUM, NOFIELD, 0, 0, 0, "PEM", NULL, NULL, pem_vals,
@@ -916,6 +923,7 @@ static void cfg_clear(sf_brokercfg_t *cfg) {
     free(cfg->zk_connect);
     free(cfg->zk_chroot);
     free(cfg->ssl_keystore_location);
+    free(cfg->http_listeners);
     free(cfg->ssl_key_password);
     free(cfg->ssl_truststore_location);
     for (i = 0; i < cfg->nip_overrides; i++)

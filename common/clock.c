@@ -15,3 +15,9 @@ int64_t sf_clock_wall_ms(void) {
 int64_t sf_clock_mono_ms(void) {
     return ms(CLOCK_MONOTONIC);
 }
+
+int64_t sf_clock_mono_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}

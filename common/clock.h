@@ -9,5 +9,7 @@ int64_t sf_clock_wall_ms(void);
 
 /* Monotonic time in milliseconds (timeouts, intervals). */
 int64_t sf_clock_mono_ms(void);
+/* The same clock in microseconds. */
+int64_t sf_clock_mono_us(void);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "logging.h"
+#include "metrics.h"
 #include "msgset.h"
 #include "topiccfg.h"
 
@@ -239,6 +240,12 @@ static void fetch_answer(sf_kreq_t *kr, void *arg) {
     fetch_op_t *op = arg;
     sf_wbuf_t *converted = op->converted;
     int i, n = op->npartitions;
+    uint64_t bytes = 0;
+    int32_t t, p;
+    for (t = 0; t < op->resp.ResponsesCount; t++)
+        for (p = 0; p < op->resp.Responses[t].PartitionsCount; p++)
+            bytes += (uint64_t)op->resp.Responses[t].Partitions[p].Records.len;
+    sf_metrics_fetched(bytes);
     sf_kreq_respond(kr, &op->resp);
     for (i = 0; converted && i < n; i++)
         sf_wbuf_free(&converted[i]);

@@ -7,6 +7,7 @@
 #include "clock.h"
 #include "log.h"
 #include "logging.h"
+#include "metrics.h"
 #include "validator.h"
 
 /* The largest records section one batch may decompress to. */
@@ -92,6 +93,7 @@ static void append_job(sf_kjob_t *job) {
         return;
     }
     sf_broker_notify_partition(kr->b, log);
+    sf_metrics_produced((uint64_t)vr.records, vr.len);
     rp->BaseOffset = info.FirstOffset;
     rp->LogAppendTimeMs = vr.log_append_time;
     rp->LogStartOffset = info.LogStartOffset;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "logging.h"
 
 /* Versions are the whole range Apache Kafka 3.9 accepts in ZooKeeper mode, from the oldest to
@@ -62,6 +63,7 @@ void sf_kafka_dispatch(sf_req_t *req, void *arg) {
     kr->b = b;
     kr->api_key = key;
     kr->version = ver;
+    kr->start_us = sf_clock_mono_us();
     kr->arena = &req->arena;
     kr->client_id = req->hdr.ClientId.len > 0 ? sf_kreq_str(kr, req->hdr.ClientId) : "";
     if (!kr->client_id)

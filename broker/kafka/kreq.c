@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "log.h"
 #include "logging.h"
+#include "metrics.h"
 
 char *sf_kreq_str(sf_kreq_t *kr, sf_slice_t s) {
     char *r;
@@ -55,6 +56,7 @@ void *sf_kreq_alloc(sf_kreq_t *kr, size_t n, size_t size) {
 /* The request is answered: drop the view. The context lives in the arena the server frees
  * with the request. */
 static void kreq_end(sf_kreq_t *kr) {
+    sf_metrics_request(kr->api_key, kr->version, sf_clock_mono_us() - kr->start_us);
     sf_view_unref(kr->view);
     kr->view = NULL;
     kr->snap = NULL;

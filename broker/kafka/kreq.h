@@ -57,6 +57,7 @@ struct sf_kreq {
     sf_view_t *view;             /* referenced until answered; NULL before the first one */
     sf_cluster_snapshot_t *snap; /* view->snap (NULL without a view) */
     int16_t api_key, version;
+    int64_t start_us;            /* when it was dispatched (sf_clock_mono_us) */
     sf_arena_t *arena;           /* the request arena */
     const char *client_id;       /* NUL-terminated, in the arena ("" when null) */
     sf_topiccfg_ctx_t static_cfg; /* config defaults without a view (the configuration only) */

@@ -21,15 +21,6 @@
 
 const char sf_fuzz_name[] = "fuzz_client";
 
-int sf_fuzz_option(const char *opt) {
-    (void)opt;
-    return -1;
-}
-
-int sf_fuzz_finish(void) {
-    return 0;
-}
-
 static void fetch_records(const sf_proto_FetchResponse_t *fr) {
     int32_t t, p;
     for (t = 0; t < fr->ResponsesCount; t++)

@@ -31,15 +31,6 @@
 
 const char sf_fuzz_name[] = "fuzz_records";
 
-int sf_fuzz_option(const char *opt) {
-    (void)opt;
-    return -1;
-}
-
-int sf_fuzz_finish(void) {
-    return 0;
-}
-
 static void fail(const char *what, int rc) {
     fprintf(stderr, "fuzz_records: %s: %s\n", what, sf_err_str(rc));
     abort();

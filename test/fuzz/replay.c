@@ -7,6 +7,15 @@
 
 #include "replay.h"
 
+__attribute__((weak)) int sf_fuzz_option(const char *opt) {
+    (void)opt;
+    return -1;
+}
+
+__attribute__((weak)) int sf_fuzz_finish(void) {
+    return 0;
+}
+
 /* Read a whole file (malloc); NULL on error. */
 static uint8_t *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");

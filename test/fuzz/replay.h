@@ -16,11 +16,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* Defined by each target: its name for messages. */
 extern const char sf_fuzz_name[];
 
-/* Defined by each target: take the replay option @opt (an argument starting with "--");
- * 0 when known, -1 when not. */
+/* May be defined by a target: take the replay option @opt (an argument starting with "--");
+ * 0 when known, -1 when not. By default there are none. */
 int sf_fuzz_option(const char *opt);
 
-/* Defined by each target: the exit status once every input was replayed. */
+/* May be defined by a target: the exit status once every input was replayed (default 0). */
 int sf_fuzz_finish(void);
 
 #endif

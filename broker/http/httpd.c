@@ -1,0 +1,219 @@
+/* The broker's HTTP server (see httpd.h): listeners, routing, errors, health checks. */
+#include "httpd.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <jansson.h>
+
+#include "broker.h"
+#include "brokercfg.h"
+#include "err.h"
+#include "logging.h"
+#include "view.h"
+
+#define MAX_HEADERS_BYTES 16384
+#define IDLE_TIMEOUT_S 60
+#define MAX_LISTENERS 8
+
+struct sf_httpd {
+    sf_broker_t *b;
+    const sf_brokercfg_t *cfg;
+    struct evhttp *http;
+};
+
+void sf_httpd_json(struct evhttp_request *req, int status, char *body) {
+    struct evbuffer *out = evbuffer_new();
+    if (out) {
+        evbuffer_add_printf(out, "%s\n", body ? body : "{}");
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+                          "application/json");
+    }
+    evhttp_send_reply(req, status, NULL, out);
+    if (out)
+        evbuffer_free(out);
+    free(body);
+}
+
+void sf_httpd_error(struct evhttp_request *req, int status, const char *kafka_error,
+                    const char *fmt, ...) {
+    char msg[512];
+    json_t *o;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    o = json_pack("{s:i, s:s}", "error_code", status, "message", msg);
+    if (o && kafka_error)
+        json_object_set_new(o, "kafka_error", json_string(kafka_error));
+    sf_httpd_json(req, status, o ? json_dumps(o, JSON_COMPACT) : NULL);
+    json_decref(o);
+}
+
+/* ---- health ---- */
+
+/* One readiness check into @checks; returns @ok. */
+static int check(json_t *checks, const char *name, int ok, const char *detail) {
+    json_array_append_new(checks, json_pack("{s:s, s:s, s:s}", "name", name, "status",
+                                            ok ? "UP" : "DOWN", "detail", detail));
+    return ok;
+}
+
+/* Partitions this broker leads in @v but does not hold. */
+static int offline_led_here(const sf_view_t *v, int32_t me) {
+    int t, i, n = 0;
+    for (t = 0; t < v->snap->ntopics; t++)
+        for (i = 0; i < v->snap->topics[t]->npartitions; i++)
+            n += v->snap->topics[t]->partitions[i].leader == me && !v->parts[t][i];
+    return n;
+}
+
+static void health_ready(struct evhttp_request *req, sf_httpd_t *h) {
+    sf_view_t *v = sf_broker_view(h->b);
+    json_t *checks = json_array(), *o;
+    char detail[512];
+    int ok = 1, offline;
+    size_t i;
+
+    ok &= check(checks, "zookeeper", sf_broker_cluster(h->b) != NULL,
+                sf_broker_cluster(h->b) ? "registered" : "not registered in ZooKeeper");
+    ok &= check(checks, "metadata", v != NULL, v ? "loaded" : "not loaded yet");
+    for (i = 0; i < h->cfg->nlog_dirs; i++) {
+        const char *dir = h->cfg->log_dirs[i];
+        struct statvfs st;
+        int writable = access(dir, W_OK) == 0, room = 0;
+        unsigned long long avail = 0;
+        if (statvfs(dir, &st) == 0) {
+            avail = (unsigned long long)st.f_bavail * st.f_frsize;
+            room = avail >= (unsigned long long)h->cfg->health_min_free_bytes;
+        }
+        snprintf(detail, sizeof(detail), "%s: %s, %llu bytes free", dir,
+                 writable ? "writable" : "not writable", avail);
+        ok &= check(checks, "log_dir", writable && room, detail);
+    }
+    if (v) {
+        offline = offline_led_here(v, h->cfg->broker_id);
+        snprintf(detail, sizeof(detail), "%d partitions led here are offline", offline);
+        ok &= check(checks, "partitions", offline == 0, detail);
+    }
+    o = json_pack("{s:s, s:i, s:o}", "status", ok ? "UP" : "DOWN", "broker_id",
+                  (int)h->cfg->broker_id, "checks", checks);
+    sf_httpd_json(req, ok ? 200 : 503, o ? json_dumps(o, JSON_COMPACT) : NULL);
+    json_decref(o);
+}
+
+/* ---- routing ---- */
+
+static void route(struct evhttp_request *req, void *arg) {
+    sf_httpd_t *h = arg;
+    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+    const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
+    enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
+
+    if (!path || !*path)
+        path = "/";
+    if (!strcmp(path, "/health/live")) {
+        sf_httpd_json(req, 200, strdup("{\"status\":\"UP\"}"));
+    } else if (!strcmp(path, "/health/ready")) {
+        health_ready(req, h);
+    } else if (!strcmp(path, "/metrics")) {
+        if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD)
+            sf_httpd_error(req, 405, NULL, "/metrics is read with GET");
+        else
+            sf_httpd_metrics(req, h->b);
+    } else if (!strncmp(path, "/v3/", 4) || !strcmp(path, "/v3")) {
+        sf_httpd_rest(req, h->b, path);
+    } else {
+        sf_httpd_error(req, 404, NULL, "no such resource: %s", path);
+    }
+}
+
+/* Bind one "http://host:port" of http.listeners. */
+static int bind_one(sf_httpd_t *h, const char *item, char *errstr, size_t errstr_size) {
+    char host[256];
+    const char *hp = item + 7, *colon;
+    long port;
+    char *end;
+    if (strncmp(item, "http://", 7) != 0 || !(colon = strrchr(hp, ':')) ||
+        (size_t)(colon - hp) >= sizeof(host)) {
+        snprintf(errstr, errstr_size, "http.listeners: \"%s\" is not http://host:port", item);
+        return SF_ERR_INVALID;
+    }
+    port = strtol(colon + 1, &end, 10);
+    if (*end || port < 1 || port > 65535) {
+        snprintf(errstr, errstr_size, "http.listeners: \"%s\" has no valid port", item);
+        return SF_ERR_INVALID;
+    }
+    memcpy(host, hp, (size_t)(colon - hp));
+    host[colon - hp] = '\0';
+    if (host[0] == '[' && host[strlen(host) - 1] == ']') { /* [::1] */
+        memmove(host, host + 1, strlen(host));
+        host[strlen(host) - 1] = '\0';
+    }
+    if (evhttp_bind_socket(h->http, *host ? host : "0.0.0.0", (ev_uint16_t)port) != 0) {
+        snprintf(errstr, errstr_size, "http.listeners: cannot listen on %s", item);
+        return SF_ERR_IO;
+    }
+    sf_log(SF_LOG_INFO, "HTTP", "serving HTTP on %s", item);
+    return SF_OK;
+}
+
+int sf_httpd_new(struct event_base *base, sf_broker_t *b, const sf_brokercfg_t *cfg,
+                 sf_httpd_t **out, char *errstr, size_t errstr_size) {
+    sf_httpd_t *h;
+    char *copy, *item, *save = NULL;
+    int rc = SF_OK, n = 0;
+
+    *out = NULL;
+    if (!cfg->http_listeners || !*cfg->http_listeners)
+        return SF_OK;
+    if (!(h = calloc(1, sizeof(*h))) || !(h->http = evhttp_new(base)) ||
+        !(copy = strdup(cfg->http_listeners))) {
+        sf_httpd_free(h);
+        snprintf(errstr, errstr_size, "out of memory for the HTTP server");
+        return SF_ERR_NOMEM;
+    }
+    h->b = b;
+    h->cfg = cfg;
+    evhttp_set_max_body_size(h->http, cfg->http_max_body_bytes);
+    evhttp_set_max_headers_size(h->http, MAX_HEADERS_BYTES);
+    evhttp_set_timeout(h->http, IDLE_TIMEOUT_S);
+    evhttp_set_allowed_methods(h->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
+                                            EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
+                                            EVHTTP_REQ_PATCH);
+    evhttp_set_gencb(h->http, route, h);
+    for (item = strtok_r(copy, ",", &save); item && rc == SF_OK;
+         item = strtok_r(NULL, ",", &save)) {
+        while (*item == ' ')
+            item++;
+        if (++n > MAX_LISTENERS) {
+            snprintf(errstr, errstr_size, "http.listeners: more than %d listeners",
+                     MAX_LISTENERS);
+            rc = SF_ERR_INVALID;
+        } else {
+            rc = bind_one(h, item, errstr, errstr_size);
+        }
+    }
+    free(copy);
+    if (rc != SF_OK) {
+        sf_httpd_free(h);
+        return rc;
+    }
+    *out = h;
+    return SF_OK;
+}
+
+void sf_httpd_free(sf_httpd_t *h) {
+    if (!h)
+        return;
+    if (h->http)
+        evhttp_free(h->http);
+    free(h);
+}

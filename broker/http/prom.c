@@ -1,0 +1,188 @@
+/* GET /metrics: the Prometheus text format (version 0.0.4).
+ *
+ * Counters come from every thread's block (metrics.h), summed here; gauges from the current
+ * view: the cluster as ZooKeeper has it, and the partitions this broker holds, whose log end
+ * offsets also give per-partition message rates (rate() of streamflow_partition_log_end_offset)
+ * without a counter on the append path. */
+#include <stdlib.h>
+#include <sys/statvfs.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+
+#include "broker.h"
+#include "brokercfg.h"
+#include "httpd.h"
+#include "log.h"
+#include "metrics.h"
+#include "proto.h"
+#include "view.h"
+
+static void meta(struct evbuffer *o, const char *name, const char *type, const char *help) {
+    evbuffer_add_printf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void counters(struct evbuffer *o, const sf_metrics_block_t *m) {
+    meta(o, "streamflow_messages_total", "counter", "Records appended from producers.");
+    evbuffer_add_printf(o, "streamflow_messages_total %llu\n",
+                        (unsigned long long)m->messages_in);
+    meta(o, "streamflow_bytes_total", "counter",
+         "Record batch bytes produced (in) and fetched (out).");
+    evbuffer_add_printf(o, "streamflow_bytes_total{direction=\"in\"} %llu\n",
+                        (unsigned long long)m->bytes_in);
+    evbuffer_add_printf(o, "streamflow_bytes_total{direction=\"out\"} %llu\n",
+                        (unsigned long long)m->bytes_out);
+}
+
+static void requests(struct evbuffer *o, const sf_metrics_block_t *m) {
+    int a, v, bk;
+    meta(o, "streamflow_requests_total", "counter", "Kafka requests answered, by API and version.");
+    for (a = 0; a < SF_METRICS_NAPI; a++)
+        for (v = 0; v < SF_METRICS_NVERSION; v++)
+            if (m->requests[a][v])
+                evbuffer_add_printf(o, "streamflow_requests_total{api=\"%s\",version=\"%d\"} %llu\n",
+                                    sf_proto_api_name((int16_t)a), v,
+                                    (unsigned long long)m->requests[a][v]);
+    meta(o, "streamflow_request_duration_seconds", "histogram",
+         "Time from reading a Kafka request to answering it, by API.");
+    for (a = 0; a < SF_METRICS_NAPI; a++) {
+        uint64_t cum = 0;
+        const char *api = sf_proto_api_name((int16_t)a);
+        for (bk = 0; bk <= SF_METRICS_NBUCKET; bk++)
+            cum += m->latency[a][bk];
+        if (!cum)
+            continue;
+        cum = 0;
+        for (bk = 0; bk < SF_METRICS_NBUCKET; bk++) {
+            cum += m->latency[a][bk];
+            evbuffer_add_printf(o, "streamflow_request_duration_seconds_bucket{api=\"%s\",le=\"%g\"} "
+                                   "%llu\n", api, sf_metrics_bucket_ms[bk] / 1000,
+                                (unsigned long long)cum);
+        }
+        cum += m->latency[a][SF_METRICS_NBUCKET];
+        evbuffer_add_printf(o, "streamflow_request_duration_seconds_bucket{api=\"%s\",le=\"+Inf\"} "
+                               "%llu\n", api, (unsigned long long)cum);
+        evbuffer_add_printf(o, "streamflow_request_duration_seconds_sum{api=\"%s\"} %.6f\n", api,
+                            (double)m->latency_us[a] / 1e6);
+        evbuffer_add_printf(o, "streamflow_request_duration_seconds_count{api=\"%s\"} %llu\n", api,
+                            (unsigned long long)cum);
+    }
+}
+
+/* The cluster as the view has it. */
+static void cluster(struct evbuffer *o, sf_broker_t *b, const sf_view_t *v) {
+    const sf_cluster_snapshot_t *s = v->snap;
+    int32_t me = sf_broker_cfg(b)->broker_id;
+    int t, i, partitions = 0, offline = 0, under = 0;
+    for (t = 0; t < s->ntopics; t++)
+        for (i = 0; i < s->topics[t]->npartitions; i++) {
+            const sf_cluster_partition_t *p = &s->topics[t]->partitions[i];
+            partitions++;
+            offline += p->leader < 0;
+            under += p->leader == me && p->nisr < p->nreplicas;
+        }
+    meta(o, "streamflow_brokers_total", "gauge", "Brokers registered in ZooKeeper.");
+    evbuffer_add_printf(o, "streamflow_brokers_total %d\n", s->nbrokers);
+    meta(o, "streamflow_topics_total", "gauge", "Topics in the cluster.");
+    evbuffer_add_printf(o, "streamflow_topics_total %d\n", s->ntopics);
+    meta(o, "streamflow_partitions_total", "gauge", "Partitions in the cluster.");
+    evbuffer_add_printf(o, "streamflow_partitions_total %d\n", partitions);
+    meta(o, "streamflow_offline_partitions", "gauge", "Partitions of the cluster without a leader.");
+    evbuffer_add_printf(o, "streamflow_offline_partitions %d\n", offline);
+    meta(o, "streamflow_under_replicated_partitions", "gauge",
+         "Partitions led here whose ISR is smaller than their replica set.");
+    evbuffer_add_printf(o, "streamflow_under_replicated_partitions %d\n", under);
+    meta(o, "streamflow_controller_active", "gauge", "1 when this broker is the controller.");
+    evbuffer_add_printf(o, "streamflow_controller_active %d\n", s->controller_id == me);
+}
+
+/* The partitions held here: offsets and sizes. */
+static void partitions(struct evbuffer *o, const sf_view_t *v) {
+    static const struct {
+        const char *name, *help;
+        int64_t (*get)(sf_log_t *);
+    } gauges[] = {
+        {"streamflow_partition_log_end_offset", "Next offset of a partition held here.",
+         sf_log_end_offset},
+        {"streamflow_partition_log_start_offset", "First offset of a partition held here.",
+         sf_log_start_offset},
+        {"streamflow_partition_high_watermark", "High watermark of a partition held here.",
+         sf_log_high_watermark},
+        {"streamflow_partition_size_bytes", "Bytes on disk of a partition held here.",
+         sf_log_size_bytes},
+    };
+    size_t g;
+    int t, i;
+    for (g = 0; g < sizeof(gauges) / sizeof(gauges[0]); g++) {
+        meta(o, gauges[g].name, "gauge", gauges[g].help);
+        for (t = 0; t < v->snap->ntopics; t++)
+            for (i = 0; i < v->snap->topics[t]->npartitions; i++)
+                if (v->parts[t][i])
+                    evbuffer_add_printf(o, "%s{topic=\"%s\",partition=\"%d\"} %lld\n",
+                                        gauges[g].name, v->snap->topics[t]->name, i,
+                                        (long long)gauges[g].get(v->parts[t][i]->log));
+    }
+}
+
+/* @s as a label value: backslash, double quote and newline escaped. */
+static void label_value(struct evbuffer *o, const char *s) {
+    for (; *s; s++) {
+        if (*s == '\\' || *s == '"')
+            evbuffer_add(o, "\\", 1);
+        if (*s == '\n')
+            evbuffer_add(o, "\\n", 2);
+        else
+            evbuffer_add(o, s, 1);
+    }
+}
+
+/* Space in each log directory. */
+static void log_dirs(struct evbuffer *o, const sf_brokercfg_t *cfg) {
+    static const char *const names[2] = {"streamflow_log_dir_free_bytes",
+                                         "streamflow_log_dir_total_bytes"};
+    static const char *const helps[2] = {"Bytes available to the broker in a log directory.",
+                                         "Size of the file system of a log directory."};
+    struct statvfs st;
+    int k;
+    size_t i;
+    for (k = 0; k < 2; k++) {
+        meta(o, names[k], "gauge", helps[k]);
+        for (i = 0; i < cfg->nlog_dirs; i++)
+            if (statvfs(cfg->log_dirs[i], &st) == 0) {
+                evbuffer_add_printf(o, "%s{dir=\"", names[k]);
+                label_value(o, cfg->log_dirs[i]);
+                evbuffer_add_printf(o, "\"} %llu\n",
+                                    (unsigned long long)(k ? st.f_blocks : st.f_bavail) *
+                                        st.f_frsize);
+            }
+    }
+}
+
+void sf_httpd_metrics(struct evhttp_request *req, sf_broker_t *b) {
+    sf_metrics_block_t *sum = malloc(sizeof(*sum));
+    struct evbuffer *o = evbuffer_new();
+    sf_view_t *v = sf_broker_view(b);
+    if (!sum || !o) {
+        free(sum);
+        if (o)
+            evbuffer_free(o);
+        sf_httpd_error(req, 503, NULL, "out of memory");
+        return;
+    }
+    sf_metrics_sum(sum);
+    counters(o, sum);
+    requests(o, sum);
+    meta(o, "streamflow_zookeeper_registered", "gauge",
+         "1 while this broker is registered in ZooKeeper.");
+    evbuffer_add_printf(o, "streamflow_zookeeper_registered %d\n", sf_broker_cluster(b) != NULL);
+    log_dirs(o, sf_broker_cfg(b));
+    if (v) {
+        cluster(o, b, v);
+        partitions(o, v);
+    }
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+                      "text/plain; version=0.0.4; charset=utf-8");
+    evhttp_send_reply(req, 200, "OK", o);
+    evbuffer_free(o);
+    free(sum);
+}
