@@ -435,6 +435,13 @@ void sf_broker_reload(sf_broker_t *b) {
     sf_log(SF_LOG_INFO, "BROKER", "reloaded");
 }
 
+void sf_broker_net_stats(const sf_broker_t *b, sf_netlimit_stats_t *out, long *accept_failures) {
+    memset(out, 0, sizeof(*out));
+    if (b->netlimit)
+        sf_netlimit_stats(b->netlimit, out);
+    *accept_failures = b->acceptor ? sf_acceptor_failures(b->acceptor) : 0;
+}
+
 int sf_broker_exit_code(const sf_broker_t *b) {
     return b->exit_code;
 }

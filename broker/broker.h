@@ -75,6 +75,12 @@ void sf_broker_to_metadata(sf_broker_t *b, struct sf_mail *m);
  * The metadata thread only. */
 struct sf_cluster *sf_broker_cluster(sf_broker_t *b);
 
+/* The network counters for metrics: connections and queued bytes (netlimit.h), and failed
+ * accept() calls. The metadata thread. */
+struct sf_netlimit_stats;
+void sf_broker_net_stats(const sf_broker_t *b, struct sf_netlimit_stats *out,
+                         long *accept_failures);
+
 /* The advertised endpoints "NAME://host:port" (borrowed). Any thread. */
 const char *const *sf_broker_endpoints(const sf_broker_t *b, size_t *n);
 

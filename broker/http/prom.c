@@ -15,6 +15,7 @@
 #include "httpd.h"
 #include "log.h"
 #include "metrics.h"
+#include "netlimit.h"
 #include "proto.h"
 #include "view.h"
 
@@ -124,6 +125,38 @@ static void partitions(struct evbuffer *o, const sf_view_t *v) {
     }
 }
 
+/* Connections and the bytes queued on them (netlimit.h). */
+static void network(struct evbuffer *o, sf_broker_t *b) {
+    static const char *const kinds[SF_NETLIMIT_NKINDS] = {"partial", "held", "output"};
+    sf_netlimit_stats_t st;
+    long accept_failures;
+    int k;
+    sf_broker_net_stats(b, &st, &accept_failures);
+    meta(o, "streamflow_connections", "gauge", "Open client connections.");
+    evbuffer_add_printf(o, "streamflow_connections %lld\n", (long long)st.connections);
+    meta(o, "streamflow_connections_refused_total", "counter",
+         "Connections closed at accept by a connection limit.");
+    evbuffer_add_printf(o, "streamflow_connections_refused_total{limit=\"max.connections\"} %lld\n"
+                           "streamflow_connections_refused_total{limit=\"max.connections.per.ip\"} "
+                           "%lld\n", (long long)st.refused_max_connections,
+                        (long long)st.refused_per_ip);
+    meta(o, "streamflow_accept_failures_total", "counter",
+         "Failed accept() calls (out of descriptors, most often).");
+    evbuffer_add_printf(o, "streamflow_accept_failures_total %ld\n", accept_failures);
+    meta(o, "streamflow_network_queued_bytes", "gauge",
+         "Bytes of requests arriving (partial), read and unanswered (held), and of responses "
+         "not yet sent (output), over every connection.");
+    for (k = 0; k < SF_NETLIMIT_NKINDS; k++)
+        evbuffer_add_printf(o, "streamflow_network_queued_bytes{kind=\"%s\"} %lld\n", kinds[k],
+                            (long long)st.bytes[k]);
+    meta(o, "streamflow_network_paused_total", "counter",
+         "Times a connection stopped reading at queued.max.request.bytes or "
+         "queued.max.response.bytes.");
+    for (k = 0; k < SF_NETLIMIT_NKINDS; k++)
+        evbuffer_add_printf(o, "streamflow_network_paused_total{kind=\"%s\"} %lld\n", kinds[k],
+                            (long long)st.paused[k]);
+}
+
 /* @s as a label value: backslash, double quote and newline escaped. */
 static void label_value(struct evbuffer *o, const char *s) {
     for (; *s; s++) {
@@ -176,6 +209,7 @@ void sf_httpd_metrics(struct evhttp_request *req, sf_broker_t *b) {
          "1 while this broker is registered in ZooKeeper.");
     evbuffer_add_printf(o, "streamflow_zookeeper_registered %d\n", sf_broker_cluster(b) != NULL);
     log_dirs(o, sf_broker_cfg(b));
+    network(o, b);
     if (v) {
         cluster(o, b, v);
         partitions(o, v);

@@ -96,6 +96,8 @@ if ends != 60:
     fail(f"the log end offsets of web sum to {ends}, expected 60")
 if after["streamflow_topics_total"] < 1 or after["streamflow_partitions_total"] < 3:
     fail("topic and partition gauges missing")
+if after["streamflow_connections"] < 1 or 'streamflow_network_queued_bytes{kind="output"}' not in after:
+    fail("connection and network memory gauges missing")
 if after["streamflow_zookeeper_registered"] != 1 or after["streamflow_controller_active"] != 1:
     fail("registration or controller gauge wrong")
 
