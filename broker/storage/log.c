@@ -73,6 +73,20 @@ static sf_segment_t *active_seg(const sf_log_t *log) {
     return log->segs[log->nsegs - 1];
 }
 
+/* A reference and a descriptor pin, for reading a segment outside the log mutex. Called with
+ * log->mu held (the segment is in the list, so its files exist). */
+static int seg_get(sf_segment_t *seg) {
+    int rc = sf_segment_fd_acquire(seg);
+    if (rc == SF_OK)
+        sf_segment_ref(seg);
+    return rc;
+}
+
+static void seg_put(sf_segment_t *seg) {
+    sf_segment_fd_release(seg);
+    sf_segment_unref(seg);
+}
+
 static int segs_push(sf_log_t *log, sf_segment_t *seg) {
     if (log->nsegs == log->capsegs) {
         size_t cap = log->capsegs ? log->capsegs * 2 : 8;
@@ -211,12 +225,16 @@ static int list_segments(const char *path, int64_t **bases, size_t *count) {
 
 /* Remove a segment that follows a truncated one (unreachable data). */
 static void delete_segment_files(const sf_log_t *log, int64_t base) {
-    sf_segment_t *seg;
+    static const char *const exts[] = {".log", ".index", ".timeindex"};
+    char path[4096], file[4200];
+    int i;
     sf_log(SF_LOG_WARNING, "STORAGE", "%s: deleting segment %020" PRId64 " after a truncated one",
            log->path, base);
-    if (sf_segment_open(log->path, base, &seg) == SF_OK) {
-        (void)sf_segment_unlink(seg);
-        sf_segment_unref(seg);
+    sf_segment_path(path, sizeof(path), log->path, base);
+    for (i = 0; i < 3; i++) {
+        snprintf(file, sizeof(file), "%s%s", path, exts[i]);
+        if (unlink(file) < 0 && errno != ENOENT)
+            sf_log(SF_LOG_ERR, "STORAGE", "cannot delete %s: %s", file, strerror(errno));
     }
 }
 
@@ -255,9 +273,13 @@ static int load_segments(sf_log_t *log, int64_t recovery_point) {
         if (rc == SF_OK)
             rc = segs_push(log, seg);
         if (rc != SF_OK) {
-            sf_segment_unref(seg);
+            seg_put(seg);
             goto out;
         }
+        /* Only the active segment keeps its descriptor pinned: a log of thousands of segments
+         * opens them one at a time here and lets the cache close the old ones. */
+        if (!last && truncated == 0)
+            sf_segment_fd_release(seg);
         if (truncated > 0 && !last) {
             /* Everything after a torn batch is unreachable: the log ends here. */
             size_t j;
@@ -320,7 +342,7 @@ int sf_log_open(const char *dir, const char *topic, int32_t partition, const sf_
             goto err;
         rc = segs_push(log, seg);
         if (rc != SF_OK) {
-            sf_segment_unref(seg);
+            seg_put(seg);
             goto err;
         }
         /* The new directory entries are made durable by the next sf_log_flush (the
@@ -345,8 +367,10 @@ void sf_log_close(sf_log_t *log) {
     size_t i;
     if (!log)
         return;
-    if (log->nsegs > 0)
+    if (log->nsegs > 0) {
         (void)sf_segment_seal(active_seg(log)); /* final time entry, pending index entries */
+        sf_segment_fd_release(active_seg(log));
+    }
     for (i = 0; i < log->nsegs; i++)
         sf_segment_unref(log->segs[i]);
     free(log->segs);
@@ -369,12 +393,13 @@ static int roll_locked(sf_log_t *log) {
     rc = segs_push(log, seg);
     if (rc != SF_OK) {
         (void)sf_segment_unlink(seg);
-        sf_segment_unref(seg);
+        seg_put(seg);
         return rc;
     }
     if (sf_segment_seal(old) != SF_OK)
         sf_log(SF_LOG_WARNING, "STORAGE", "%s: could not write the indexes of segment %020" PRId64
                "; they will be rebuilt", log->path, old->base_offset);
+    sf_segment_fd_release(old); /* sealed: its descriptor may go to the cache */
     log->sealed_unsynced = 1;
     log->dir_unsynced = 1;
     sf_log(SF_LOG_INFO, "STORAGE", "%s: rolled new segment at offset %" PRId64, log->path,
@@ -629,7 +654,8 @@ int sf_log_slice_codecs(const sf_log_slice_t *sl, unsigned *mask) {
 }
 
 void sf_log_slice_release(sf_segment_t *seg) {
-    sf_segment_unref(seg);
+    if (seg)
+        seg_put(seg);
 }
 
 int sf_log_read(sf_log_t *log, int64_t offset, int32_t max_bytes, int64_t max_offset,
@@ -662,15 +688,17 @@ int sf_log_read(sf_log_t *log, int64_t offset, int32_t max_bytes, int64_t max_of
         pos = sf_segment_index_lookup(seg, offset);
         end = seg->size;
         seg_base = seg->base_offset;
-        sf_segment_ref(seg);
+        rc = seg_get(seg);
         pthread_mutex_unlock(&log->mu);
+        if (rc != SF_OK)
+            return rc;
 
         /* Headers are read outside the lock, below the size snapshot. */
         rc = sf_segment_scan(seg, pos, end, offset, &found, &hdr, &bsize);
         if (rc != SF_ERR_NOTFOUND)
             break;
         /* Nothing at or after @offset here (a gap at the segment's end): try the next. */
-        sf_segment_unref(seg);
+        seg_put(seg);
         pthread_mutex_lock(&log->mu);
         i = seg_find(log, seg_base) + 1;
         if (i >= log->nsegs || log->segs[i - 1]->base_offset != seg_base) {
@@ -679,11 +707,11 @@ int sf_log_read(sf_log_t *log, int64_t offset, int32_t max_bytes, int64_t max_of
         }
     }
     if (rc != SF_OK) {
-        sf_segment_unref(seg);
+        seg_put(seg);
         return rc;
     }
     if (hdr.BaseOffset >= max_offset) {
-        sf_segment_unref(seg);
+        seg_put(seg);
         return SF_OK;
     }
     /* KIP-74: the first batch always goes, then whole batches while they fit. */
@@ -703,7 +731,7 @@ int sf_log_read(sf_log_t *log, int64_t offset, int32_t max_bytes, int64_t max_of
             from = run_end;
         rc = sf_segment_extent(seg, from, end, max_end, max_offset, &run_end);
         if (rc != SF_OK && run_end <= found) {
-            sf_segment_unref(seg);
+            seg_put(seg);
             return rc;
         }
     }
@@ -784,8 +812,10 @@ int sf_log_offset_for_timestamp(sf_log_t *log, int64_t timestamp, int64_t *offse
             from = start_offset_locked(log);
         pos = sf_segment_index_lookup(seg, from);
         end = seg->size;
-        sf_segment_ref(seg);
+        rc = seg_get(seg);
         pthread_mutex_unlock(&log->mu);
+        if (rc != SF_OK)
+            return rc;
         /* Walk batches from there: the first whose MaxTimestamp reaches the target. */
         for (;;) {
             rc = sf_segment_scan(seg, pos, end, from, &found, &hdr, &bsize);
@@ -799,7 +829,7 @@ int sf_log_offset_for_timestamp(sf_log_t *log, int64_t timestamp, int64_t *offse
             }
             pos = found + (int64_t)bsize;
         }
-        sf_segment_unref(seg);
+        seg_put(seg);
         if (rc != SF_ERR_NOTFOUND)
             return rc;
         pthread_mutex_lock(&log->mu);
@@ -861,7 +891,10 @@ int sf_log_flush(sf_log_t *log) {
             (void)sf_segment_write_indexes(seg); /* pending entries into the page cache */
         if (seg->synced_size >= seg->size && !seg->index_unsynced)
             continue;
-        sf_segment_ref(seg);
+        if (seg_get(seg) != SF_OK) {
+            rc = SF_ERR_IO;
+            break;
+        }
         v[n] = seg;
         sizes[n] = seg->size;
         idx[n] = seg->index_unsynced;
@@ -897,7 +930,7 @@ int sf_log_flush(sf_log_t *log) {
     }
     pthread_mutex_unlock(&log->mu);
     for (i = 0; i < n; i++)
-        sf_segment_unref(v[i]);
+        seg_put(v[i]);
 out:
     free(v);
     free(sizes);
@@ -1039,6 +1072,8 @@ int sf_log_delete(sf_log_t *log) {
     for (i = 0; i < log->nsegs; i++) {
         if (sf_segment_unlink(log->segs[i]) != SF_OK)
             rc = SF_ERR_IO;
+        if (i + 1 == log->nsegs)
+            sf_segment_fd_release(log->segs[i]); /* the active segment's pin */
         sf_segment_unref(log->segs[i]);
     }
     log->nsegs = 0;

@@ -5,10 +5,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -126,6 +128,153 @@ static int pread_all(int fd, uint8_t *p, size_t len, int64_t at) {
     return SF_OK;
 }
 
+/* ---- the descriptor cache ---- */
+
+#define FD_CACHE_MIN 16
+
+/* Every open .log descriptor is counted in @open; those not pinned are also in the LRU list
+ * (most recently released at the head) and may be closed to stay under @limit. Lock order: a
+ * log's mutex, then this one (never the other way round). */
+static struct {
+    pthread_mutex_t mu;
+    sf_segment_t *head, *tail;
+    size_t open;
+    size_t limit; /* 0 until first used or set */
+    uint64_t opens, evictions;
+} fdc = {PTHREAD_MUTEX_INITIALIZER, NULL, NULL, 0, 0, 0, 0};
+
+static size_t fd_cache_default(void) {
+    struct rlimit rl;
+    rlim_t n = 1048576;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        n = rl.rlim_cur;
+    /* Half for segments; the rest for connections, index files and the rest of the broker. */
+    return n / 2 > FD_CACHE_MIN ? (size_t)(n / 2) : FD_CACHE_MIN;
+}
+
+static size_t fd_limit_locked(void) {
+    if (fdc.limit == 0)
+        fdc.limit = fd_cache_default();
+    return fdc.limit;
+}
+
+static void lru_unlink_locked(sf_segment_t *seg) {
+    if (seg->lru_prev)
+        seg->lru_prev->lru_next = seg->lru_next;
+    else
+        fdc.head = seg->lru_next;
+    if (seg->lru_next)
+        seg->lru_next->lru_prev = seg->lru_prev;
+    else
+        fdc.tail = seg->lru_prev;
+    seg->lru_prev = seg->lru_next = NULL;
+}
+
+static void lru_push_locked(sf_segment_t *seg) {
+    seg->lru_prev = NULL;
+    seg->lru_next = fdc.head;
+    if (fdc.head)
+        fdc.head->lru_prev = seg;
+    else
+        fdc.tail = seg;
+    fdc.head = seg;
+}
+
+/* Close the least recently used unpinned descriptor. @return 0 if there was none. */
+static int evict_one_locked(void) {
+    sf_segment_t *seg = fdc.tail;
+    if (!seg)
+        return 0;
+    assert(seg->fd_pins == 0 && seg->fd >= 0);
+    lru_unlink_locked(seg);
+    close(seg->fd);
+    seg->fd = -1;
+    fdc.open--;
+    fdc.evictions++;
+    return 1;
+}
+
+static void evict_locked(void) {
+    size_t limit = fd_limit_locked();
+    while (fdc.open > limit && evict_one_locked())
+        ;
+}
+
+/* Open the .log of @seg (cache mutex held). At the process's descriptor limit, cached
+ * descriptors are given back until the open succeeds. */
+static int fd_open_locked(sf_segment_t *seg, int flags, mode_t mode) {
+    char path[4200];
+    snprintf(path, sizeof(path), "%s.log", seg->path);
+    for (;;) {
+        seg->fd = open(path, flags | O_CLOEXEC, mode);
+        if (seg->fd >= 0)
+            break;
+        if ((errno != EMFILE && errno != ENFILE) || !evict_one_locked())
+            return SF_ERR_IO;
+    }
+    fdc.open++;
+    fdc.opens++;
+    return SF_OK;
+}
+
+int sf_segment_fd_acquire(sf_segment_t *seg) {
+    int rc = SF_OK;
+    pthread_mutex_lock(&fdc.mu);
+    if (seg->fd >= 0) {
+        if (seg->fd_pins == 0)
+            lru_unlink_locked(seg);
+    } else if ((rc = fd_open_locked(seg, O_RDWR, 0)) != SF_OK) {
+        /* Logged once per segment: readers retry, and each would log again. */
+        if (!seg->fd_open_failed)
+            sf_log(SF_LOG_ERR, "STORAGE", "cannot open %s.log: %s", seg->path, strerror(errno));
+        seg->fd_open_failed = 1;
+        pthread_mutex_unlock(&fdc.mu);
+        return rc;
+    }
+    seg->fd_pins++;
+    evict_locked();
+    pthread_mutex_unlock(&fdc.mu);
+    return rc;
+}
+
+void sf_segment_fd_release(sf_segment_t *seg) {
+    pthread_mutex_lock(&fdc.mu);
+    assert(seg->fd_pins > 0 && seg->fd >= 0);
+    if (--seg->fd_pins == 0) {
+        lru_push_locked(seg);
+        evict_locked();
+    }
+    pthread_mutex_unlock(&fdc.mu);
+}
+
+void sf_segment_fd_cache_set_limit(size_t limit) {
+    pthread_mutex_lock(&fdc.mu);
+    fdc.limit = limit ? limit : fd_cache_default();
+    evict_locked();
+    pthread_mutex_unlock(&fdc.mu);
+}
+
+size_t sf_segment_fd_cache_limit(void) {
+    size_t n;
+    pthread_mutex_lock(&fdc.mu);
+    n = fd_limit_locked();
+    pthread_mutex_unlock(&fdc.mu);
+    return n;
+}
+
+void sf_segment_fd_cache_stats(size_t *open_now, uint64_t *opens, uint64_t *evictions) {
+    pthread_mutex_lock(&fdc.mu);
+    if (open_now)
+        *open_now = fdc.open;
+    if (opens)
+        *opens = fdc.opens;
+    if (evictions)
+        *evictions = fdc.evictions;
+    pthread_mutex_unlock(&fdc.mu);
+}
+
+/* ---- segment objects ---- */
+
 static sf_segment_t *seg_alloc(const char *dir, int64_t base_offset) {
     char path[4096];
     sf_segment_t *seg = calloc(1, sizeof(*seg));
@@ -144,18 +293,46 @@ static sf_segment_t *seg_alloc(const char *dir, int64_t base_offset) {
     seg->max_timestamp = -1;
     seg->offset_of_max_timestamp = -1;
     seg->roll_base_ms = -1;
+    seg->mtime_ms = -1;
     idx_init(&seg->oidx, SF_SEGMENT_OFFSET_ENTRY_SIZE, ".index");
     idx_init(&seg->tidx, SF_SEGMENT_TIME_ENTRY_SIZE, ".timeindex");
     return seg;
 }
 
+/* Open the .log of a new segment object and pin it. */
+static int seg_open_pinned(sf_segment_t *seg, int flags, mode_t mode) {
+    int rc;
+    pthread_mutex_lock(&fdc.mu);
+    rc = fd_open_locked(seg, flags, mode);
+    if (rc == SF_OK) {
+        seg->fd_pins = 1;
+        evict_locked();
+    }
+    pthread_mutex_unlock(&fdc.mu);
+    return rc;
+}
+
 static void seg_free(sf_segment_t *seg) {
-    if (seg->fd >= 0)
+    pthread_mutex_lock(&fdc.mu);
+    /* A pin is always held together with a reference. */
+    assert(seg->fd_pins == 0);
+    if (seg->fd >= 0) {
+        lru_unlink_locked(seg);
         close(seg->fd);
+        fdc.open--;
+    }
+    pthread_mutex_unlock(&fdc.mu);
     idx_release(&seg->oidx);
     idx_release(&seg->tidx);
     free(seg->path);
     free(seg);
+}
+
+/* Free a segment that failed while being set up: drop its pin first. */
+static void seg_discard(sf_segment_t *seg) {
+    if (seg->fd_pins > 0)
+        sf_segment_fd_release(seg);
+    seg_free(seg);
 }
 
 void sf_segment_ref(sf_segment_t *seg) {
@@ -180,8 +357,7 @@ int sf_segment_create(const char *dir, int64_t base_offset, sf_segment_t **segp)
     if (!seg)
         return SF_ERR_NOMEM;
     ext_path(path, sizeof(path), seg, ".log");
-    seg->fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (seg->fd < 0) {
+    if (seg_open_pinned(seg, O_RDWR | O_CREAT | O_TRUNC, 0644) != SF_OK) {
         sf_log(SF_LOG_ERR, "STORAGE", "cannot create %s: %s", path, strerror(errno));
         goto err;
     }
@@ -200,7 +376,7 @@ int sf_segment_create(const char *dir, int64_t base_offset, sf_segment_t **segp)
     return SF_OK;
 
 err:
-    seg_free(seg);
+    seg_discard(seg);
     return SF_ERR_IO;
 }
 
@@ -214,13 +390,13 @@ int sf_segment_open(const char *dir, int64_t base_offset, sf_segment_t **segp) {
     if (!seg)
         return SF_ERR_NOMEM;
     ext_path(path, sizeof(path), seg, ".log");
-    seg->fd = open(path, O_RDWR | O_CLOEXEC);
-    if (seg->fd < 0 || fstat(seg->fd, &st) < 0) {
+    if (seg_open_pinned(seg, O_RDWR, 0) != SF_OK || fstat(seg->fd, &st) < 0) {
         sf_log(SF_LOG_ERR, "STORAGE", "cannot open %s: %s", path, strerror(errno));
-        seg_free(seg);
+        seg_discard(seg);
         return SF_ERR_IO;
     }
     seg->size = st.st_size;
+    seg->mtime_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
     if (seg->size > SF_SEGMENT_MAX_BYTES) {
         /* Positions past 2 GiB cannot be indexed; the tail is cut by recovery or load. */
         sf_log(SF_LOG_WARNING, "STORAGE", "%s is larger than %d bytes; ignoring the rest", path,
@@ -575,7 +751,10 @@ int sf_segment_index_ensure(sf_segment_t *seg, int32_t index_interval) {
         return rc;
     }
     sf_log(SF_LOG_WARNING, "STORAGE", "%s: index missing or inconsistent; rebuilding", seg->path);
+    if ((rc = sf_segment_fd_acquire(seg)) != SF_OK)
+        return rc;
     rc = rebuild(seg, 0, seg->base_offset, index_interval, NULL, 0);
+    sf_segment_fd_release(seg);
     return rc;
 }
 
@@ -916,6 +1095,7 @@ int sf_segment_seal(sf_segment_t *seg) {
     }
     rc = sf_segment_write_indexes(seg);
     seg->sealed = 1;
+    seg->mtime_ms = file_mtime_ms(seg->fd); /* retention reads it without the descriptor */
     if (rc == SF_OK) {
         /* The files are complete: free the heap copies, map them again when needed. */
         idx_release(&seg->oidx);
@@ -950,7 +1130,8 @@ int sf_segment_sync(sf_segment_t *seg, int indexes) {
 int64_t sf_segment_largest_timestamp(const sf_segment_t *seg) {
     if (seg->max_timestamp >= 0)
         return seg->max_timestamp;
-    return file_mtime_ms(seg->fd);
+    /* The active segment's descriptor is pinned by its log; a sealed one's mtime is fixed. */
+    return seg->sealed ? seg->mtime_ms : file_mtime_ms(seg->fd);
 }
 
 int sf_segment_unlink(sf_segment_t *seg) {

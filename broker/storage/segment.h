@@ -2,8 +2,15 @@
  * position u32, big-endian) and .timeindex (timestamp i64 + relative offset u32).
  *
  * This header is internal to the storage engine (broker/storage/log.c). Everything but the reference
- * count is guarded by the owning log's mutex; the struct is visible so the log can read its
- * fields directly. Other modules only see the opaque sf_segment_t through broker/storage/log.h.
+ * count and the descriptor fields is guarded by the owning log's mutex; the struct is visible so
+ * the log can read its fields directly. Other modules only see the opaque sf_segment_t through
+ * broker/storage/log.h.
+ *
+ * Descriptors: the .log file is opened on demand. A segment's fd is valid while the segment is
+ * pinned (sf_segment_fd_acquire); unpinned descriptors stay open in a process-wide cache of at
+ * most sf_segment_fd_cache_limit() descriptors, least recently used first out. The log keeps
+ * its active segment pinned, and every slice handed to a sender holds a pin, so a descriptor
+ * being sent from (sendfile) is never closed under it.
  *
  * Index entries are kept in the file's big-endian layout: in a heap array while the segment
  * is active (appended to the file on flush, roll and close), and mapped read-only from the
@@ -38,7 +45,13 @@ typedef struct sf_segment {
     atomic_int refcnt;          /* the log's list holds one; each slice one more */
     int64_t base_offset;
     char *path;                 /* "<dir>/<base %020lld>" without extension, owned */
-    int fd;                     /* the .log file, O_RDWR; closed on the last unref */
+    /* The .log file (O_RDWR), -1 while closed. fd, fd_pins and the LRU links are guarded by
+     * the descriptor cache's mutex; fd may be read without it while the caller holds a pin. */
+    int fd;
+    int fd_pins;                /* sf_segment_fd_acquire calls not yet released */
+    int fd_open_failed;         /* a reopen failed and was logged (logged once) */
+    struct sf_segment *lru_prev, *lru_next; /* in the cache's LRU list while open and unpinned */
+    int64_t mtime_ms;           /* .log mtime when opened or sealed (sealed segments) */
     int64_t size;               /* bytes of whole valid batches */
     int64_t synced_size;        /* bytes known to be fsynced */
     int64_t next_offset;        /* offset after the last batch (base_offset when empty) */
@@ -72,12 +85,13 @@ typedef struct sf_segment_batch {
 void sf_segment_preallocate(sf_segment_t *seg, int64_t upto);
 
 /* Create a new empty segment (files created, truncated if present) at @base_offset in @dir.
- * @return SF_OK and *@segp (one reference, the caller's), SF_ERR_IO or SF_ERR_NOMEM. */
+ * @return SF_OK and *@segp (one reference and one descriptor pin, the caller's), SF_ERR_IO or
+ * SF_ERR_NOMEM. */
 int sf_segment_create(const char *dir, int64_t base_offset, sf_segment_t **segp);
 
 /* Open the existing segment files at @base_offset in @dir without reading them (size is the
- * file size). Follow with sf_segment_recover or sf_segment_load.
- * @return SF_OK and *@segp (one reference), SF_ERR_IO or SF_ERR_NOMEM. */
+ * file size). Follow with sf_segment_recover or sf_segment_load (both need the pin).
+ * @return SF_OK and *@segp (one reference and one descriptor pin), SF_ERR_IO or SF_ERR_NOMEM. */
 int sf_segment_open(const char *dir, int64_t base_offset, sf_segment_t **segp);
 
 /* Re-validate every batch from the start (sf_recbatch_validate, offsets increasing, at least
@@ -159,6 +173,22 @@ int sf_segment_unlink(sf_segment_t *seg);
 /* Take / drop a reference (atomic; thread-safe). The last unref closes the fd and frees. */
 void sf_segment_ref(sf_segment_t *seg);
 void sf_segment_unref(sf_segment_t *seg);
+
+/* Pin the segment's .log descriptor, opening it again if the cache closed it. Thread-safe;
+ * call while the segment's files exist (the log holds the segment in its list).
+ * @return SF_OK (seg->fd valid until the matching sf_segment_fd_release) or SF_ERR_IO. */
+int sf_segment_fd_acquire(sf_segment_t *seg);
+/* Drop a pin; the descriptor stays cached until evicted. Thread-safe. */
+void sf_segment_fd_release(sf_segment_t *seg);
+
+/* Set the most .log descriptors kept open by the process (log.segment.fd.cache.size); 0 for
+ * the default, half of RLIMIT_NOFILE (at least 16). Pinned descriptors (active segments,
+ * slices being sent) are never closed, so more may be open while they are. Thread-safe. */
+void sf_segment_fd_cache_set_limit(size_t limit);
+/* The limit in force. */
+size_t sf_segment_fd_cache_limit(void);
+/* Counters: descriptors open now, opens and evictions since start (any may be NULL). */
+void sf_segment_fd_cache_stats(size_t *open_now, uint64_t *opens, uint64_t *evictions);
 
 /* Format the file name base "<dir>/<%020lld>" into @buf. */
 void sf_segment_path(char *buf, size_t size, const char *dir, int64_t base_offset);
