@@ -991,10 +991,7 @@ int sf_log_flush(sf_log_t *log) {
             (void)sf_segment_write_indexes(seg); /* pending entries into the page cache */
         if (seg->synced_size >= seg->size && !seg->index_unsynced)
             continue;
-        if (seg_get(seg) != SF_OK) {
-            rc = SF_ERR_IO;
-            break;
-        }
+        sf_segment_ref(seg); /* the sync pins its descriptor, one segment at a time */
         v[n] = seg;
         sizes[n] = seg->size;
         idx[n] = seg->index_unsynced;
@@ -1030,7 +1027,7 @@ int sf_log_flush(sf_log_t *log) {
     }
     pthread_mutex_unlock(&log->mu);
     for (i = 0; i < n; i++)
-        seg_put(v[i]);
+        sf_segment_unref(v[i]);
 out:
     free(v);
     free(sizes);

@@ -217,24 +217,31 @@ static int fd_open_locked(sf_segment_t *seg, int flags, mode_t mode) {
     return SF_OK;
 }
 
-int sf_segment_fd_acquire(sf_segment_t *seg) {
+/* @quiet: a missing file is expected (errno ENOENT, not logged). */
+static int fd_acquire(sf_segment_t *seg, int quiet) {
     int rc = SF_OK;
     pthread_mutex_lock(&fdc.mu);
     if (seg->fd >= 0) {
         if (seg->fd_pins == 0)
             lru_unlink_locked(seg);
     } else if ((rc = fd_open_locked(seg, O_RDWR, 0)) != SF_OK) {
+        int e = errno;
         /* Logged once per segment: readers retry, and each would log again. */
-        if (!seg->fd_open_failed)
-            sf_log(SF_LOG_ERR, "STORAGE", "cannot open %s.log: %s", seg->path, strerror(errno));
-        seg->fd_open_failed = 1;
+        if (!seg->fd_open_failed && !(quiet && e == ENOENT))
+            sf_log(SF_LOG_ERR, "STORAGE", "cannot open %s.log: %s", seg->path, strerror(e));
+        seg->fd_open_failed |= !(quiet && e == ENOENT);
         pthread_mutex_unlock(&fdc.mu);
+        errno = e;
         return rc;
     }
     seg->fd_pins++;
     evict_locked();
     pthread_mutex_unlock(&fdc.mu);
     return rc;
+}
+
+int sf_segment_fd_acquire(sf_segment_t *seg) {
+    return fd_acquire(seg, 0);
 }
 
 void sf_segment_fd_release(sf_segment_t *seg) {
@@ -611,7 +618,7 @@ static int valid_batch_after(sf_segment_t *seg, int64_t pos, int64_t file_size) 
         if (!h)
             break;
         if (h[SF_RECBATCH_OFF_MAGIC] != 2 ||
-            sf_recbatch_header_parse(h, SF_RECBATCH_HEADER_SIZE, &hdr, &bsize) != SF_OK ||
+            sf_recbatch_header_parse(h, SF_RECBATCH_HEADER_SIZE, &hdr, &bsize) == SF_ERR_MALFORMED ||
             (int64_t)bsize > file_size - p || hdr.BaseOffset < seg->base_offset)
             continue;
         h = scan_get(&sc, p, bsize, &rc);
@@ -892,7 +899,7 @@ static int sealed_tail_check(sf_segment_t *seg) {
             rc = rc != SF_OK ? rc : SF_ERR_CORRUPT;
             break;
         }
-        if (sf_recbatch_header_parse(p, SF_RECBATCH_HEADER_SIZE, &hdr, &bsize) != SF_OK ||
+        if (sf_recbatch_header_parse(p, SF_RECBATCH_HEADER_SIZE, &hdr, &bsize) == SF_ERR_MALFORMED ||
             hdr.Magic != 2 || (int64_t)bsize > seg->size - pos || hdr.LastOffsetDelta < 0 ||
             (entry ? hdr.BaseOffset != expect : hdr.BaseOffset < expect) ||
             hdr.BaseOffset - seg->base_offset > (int64_t)INT32_MAX - hdr.LastOffsetDelta) {
@@ -1230,10 +1237,15 @@ int sf_segment_sync(sf_segment_t *seg, int indexes) {
     char path[4200];
     const char *const exts[] = {".index", ".timeindex"};
     int i, rc = SF_OK;
+    /* Pinned only while it is synced: a flush of thousands of segments holds one at a time. */
+    if (fd_acquire(seg, 1) != SF_OK)
+        return errno == ENOENT ? SF_OK : SF_ERR_IO; /* deleted meanwhile: nothing to sync */
     if (fdatasync(seg->fd) < 0) {
         sf_log(SF_LOG_ERR, "STORAGE", "fsync of %s.log failed: %s", seg->path, strerror(errno));
+        sf_segment_fd_release(seg);
         return SF_ERR_IO;
     }
+    sf_segment_fd_release(seg);
     for (i = 0; indexes && i < 2; i++) {
         int fd;
         ext_path(path, sizeof(path), seg, exts[i]);

@@ -179,7 +179,8 @@ int sf_segment_write_indexes(sf_segment_t *seg);
 int sf_segment_seal(sf_segment_t *seg);
 
 /* fsync the .log and, when @indexes, the index files (opened by path; a missing file is not
- * an error). Call without the log mutex, holding a reference. */
+ * an error). Call without the log mutex, holding a reference (not a pin: the descriptor is
+ * pinned for the length of the call). */
 int sf_segment_sync(sf_segment_t *seg, int indexes);
 
 /* The segment's largest timestamp for retention: max_timestamp, or the .log mtime (ms) when
