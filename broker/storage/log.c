@@ -31,6 +31,7 @@ struct sf_log {
     char *path; /* <dir>/<topic>-<partition> */
     sf_log_config_t cfg;
     sf_segment_t **segs; /* by base offset; the last one takes appends */
+    sf_segment_t *pinned; /* the segment whose descriptor the log pins (the active one) */
     size_t nsegs, capsegs;
     int64_t leo;
     int64_t start; /* log start offset set by DeleteRecords; the first segment's base if higher */
@@ -315,6 +316,8 @@ static int load_segments(sf_log_t *log, int64_t recovery_point) {
          * opens them one at a time here and lets the cache close the old ones. */
         if (!last && !tail_cut)
             sf_segment_fd_release(seg);
+        else
+            log->pinned = seg;
         if (tail_cut && !last) {
             /* The later segments hold nothing (later_data): the log ends here. */
             size_t j;
@@ -380,6 +383,7 @@ int sf_log_open(const char *dir, const char *topic, int32_t partition, const sf_
             seg_put(seg);
             goto err;
         }
+        log->pinned = seg;
         /* The new directory entries are made durable by the next sf_log_flush (the
          * directory's owner calls it off the event loop), not here. */
         log->dir_unsynced = 1;
@@ -402,9 +406,11 @@ void sf_log_close(sf_log_t *log) {
     size_t i;
     if (!log)
         return;
-    if (log->nsegs > 0) {
-        (void)sf_segment_seal(active_seg(log)); /* final time entry, pending index entries */
-        sf_segment_fd_release(active_seg(log));
+    if (log->pinned) {
+        assert(log->pinned == active_seg(log));
+        (void)sf_segment_seal(log->pinned); /* final time entry, pending index entries */
+        sf_segment_fd_release(log->pinned);
+        log->pinned = NULL;
     }
     for (i = 0; i < log->nsegs; i++)
         sf_segment_unref(log->segs[i]);
@@ -434,7 +440,9 @@ static int roll_locked(sf_log_t *log) {
     if (sf_segment_seal(old) != SF_OK)
         sf_log(SF_LOG_WARNING, "STORAGE", "%s: could not write the indexes of segment %020" PRId64
                "; they will be rebuilt", log->path, old->base_offset);
+    assert(log->pinned == old);
     sf_segment_fd_release(old); /* sealed: its descriptor may go to the cache */
+    log->pinned = seg;
     log->sealed_unsynced = 1;
     log->dir_unsynced = 1;
     sf_log(SF_LOG_INFO, "STORAGE", "%s: rolled new segment at offset %" PRId64, log->path,
@@ -1178,8 +1186,10 @@ int sf_log_delete(sf_log_t *log) {
     for (i = 0; i < log->nsegs; i++) {
         if (sf_segment_unlink(log->segs[i]) != SF_OK)
             rc = SF_ERR_IO;
-        if (i + 1 == log->nsegs)
-            sf_segment_fd_release(log->segs[i]); /* the active segment's pin */
+        if (log->segs[i] == log->pinned) {
+            sf_segment_fd_release(log->pinned);
+            log->pinned = NULL;
+        }
         sf_segment_unref(log->segs[i]);
     }
     log->nsegs = 0;
