@@ -618,7 +618,8 @@ static int valid_batch_after(sf_segment_t *seg, int64_t pos, int64_t file_size) 
         if (!h)
             break;
         if (h[SF_RECBATCH_OFF_MAGIC] != 2 ||
-            sf_recbatch_header_parse(h, SF_RECBATCH_HEADER_SIZE, &hdr, &bsize) == SF_ERR_MALFORMED ||
+            sf_recbatch_header_parse(h, SF_RECBATCH_HEADER_SIZE, &hdr, &bsize) ==
+                SF_ERR_MALFORMED ||
             (int64_t)bsize > file_size - p || hdr.BaseOffset < seg->base_offset)
             continue;
         h = scan_get(&sc, p, bsize, &rc);
@@ -899,7 +900,8 @@ static int sealed_tail_check(sf_segment_t *seg) {
             rc = rc != SF_OK ? rc : SF_ERR_CORRUPT;
             break;
         }
-        if (sf_recbatch_header_parse(p, SF_RECBATCH_HEADER_SIZE, &hdr, &bsize) == SF_ERR_MALFORMED ||
+        if (sf_recbatch_header_parse(p, SF_RECBATCH_HEADER_SIZE, &hdr, &bsize) ==
+                SF_ERR_MALFORMED ||
             hdr.Magic != 2 || (int64_t)bsize > seg->size - pos || hdr.LastOffsetDelta < 0 ||
             (entry ? hdr.BaseOffset != expect : hdr.BaseOffset < expect) ||
             hdr.BaseOffset - seg->base_offset > (int64_t)INT32_MAX - hdr.LastOffsetDelta) {

@@ -22,8 +22,10 @@ produce() {
     "$PY" - "$BOOTSTRAP" "$@" <<'EOF' || fail "producing to $1-$2"
 import sys
 from sftest import produce
-bs, topic, part, n, tag, every = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], int(sys.argv[6])
-recs = [(None, b"%s%05d" % (tag.encode(), i), None, part, 1700000000000 + i * 1000) for i in range(n)]
+bs, topic, tag = sys.argv[1], sys.argv[2], sys.argv[5]
+part, n, every = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[6])
+recs = [(None, b"%s%05d" % (tag.encode(), i), None, part, 1700000000000 + i * 1000)
+        for i in range(n)]
 for (p, off, i) in produce(bs, topic, recs, extra={"linger.ms": 0}, flush_every=every):
     print("%d %s%05d" % (off, tag, i))
 EOF
@@ -76,7 +78,8 @@ import sys
 from confluent_kafka.admin import AdminClient, NewTopic
 from sftest import base_conf, partitions_of
 a = AdminClient(base_conf(sys.argv[1]))
-for f in a.create_topics([NewTopic("many", 1, 1), NewTopic("tailz", 1, 1), NewTopic("mid", 2, 1)]).values():
+topics = [NewTopic("many", 1, 1), NewTopic("tailz", 1, 1), NewTopic("mid", 2, 1)]
+for f in a.create_topics(topics).values():
     f.result(30)
 for t in ("many", "tailz", "mid"):
     partitions_of(sys.argv[1], t)
