@@ -233,6 +233,7 @@ static int open_logdirs(sf_broker_t *b, char *errstr, size_t errstr_size) {
     size_t i;
     int rc;
     sf_topiccfg_log_config(&ctx, NULL, &defaults);
+    sf_segment_fd_cache_set_limit((size_t)cfg->log_segment_fd_cache_size);
     b->logdirs = calloc(cfg->nlog_dirs, sizeof(*b->logdirs));
     if (!b->logdirs) {
         snprintf(errstr, errstr_size, "out of memory");

@@ -85,6 +85,7 @@ typedef struct sf_brokercfg {
     int64_t log_retention_check_interval_ms; /* log.retention.check.interval.ms (300000) */
     int32_t log_index_interval_bytes;        /* log.index.interval.bytes (4096) */
     int32_t log_index_size_max_bytes;        /* log.index.size.max.bytes (10485760) */
+    int32_t log_segment_fd_cache_size;       /* log.segment.fd.cache.size (0: RLIMIT_NOFILE / 2) */
     int64_t log_flush_interval_messages;     /* log.flush.interval.messages (INT64_MAX) */
     int64_t log_flush_interval_ms;   /* log.flush.interval.ms (= scheduler interval: INT64_MAX) */
     int64_t log_flush_scheduler_interval_ms; /* log.flush.scheduler.interval.ms (INT64_MAX) */

@@ -14,6 +14,10 @@
 static void lookup(sf_log_t *log, int64_t ts, sf_proto_ListOffsetsResponse_ListOffsetsPartitionResponse_t *rp) {
     int64_t off, found;
     int rc;
+    if (sf_log_offline(log)) {
+        rp->ErrorCode = SF_KERR_KAFKA_STORAGE_ERROR; /* its offsets are not known for sure */
+        return;
+    }
     switch (ts) {
     case EARLIEST:
     case EARLIEST_LOCAL:

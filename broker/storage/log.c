@@ -31,6 +31,7 @@ struct sf_log {
     char *path; /* <dir>/<topic>-<partition> */
     sf_log_config_t cfg;
     sf_segment_t **segs; /* by base offset; the last one takes appends */
+    sf_segment_t *pinned; /* the segment whose descriptor the log pins (the active one) */
     size_t nsegs, capsegs;
     int64_t leo;
     int64_t start; /* log start offset set by DeleteRecords; the first segment's base if higher */
@@ -40,6 +41,7 @@ struct sf_log {
     int64_t unflushed_msgs;
     int64_t first_unflushed_ms; /* now_ms of the first append since the last flush; -1 */
     int64_t last_append_ms;
+    int offline;         /* damaged mid-log: nothing is served or appended (logged once) */
     int sealed_unsynced; /* a roll happened since the last flush */
     int dir_unsynced;    /* a segment file was created since the last flush */
 };
@@ -71,6 +73,34 @@ void sf_log_config_default(sf_log_config_t *cfg) {
 static sf_segment_t *active_seg(const sf_log_t *log) {
     assert(log->nsegs > 0);
     return log->segs[log->nsegs - 1];
+}
+
+/* A reference and a descriptor pin, for reading a segment outside the log mutex. Called with
+ * log->mu held (the segment is in the list, so its files exist). */
+static int seg_get(sf_segment_t *seg) {
+    int rc = sf_segment_fd_acquire(seg);
+    if (rc == SF_OK)
+        sf_segment_ref(seg);
+    return rc;
+}
+
+static void seg_put(sf_segment_t *seg) {
+    sf_segment_fd_release(seg);
+    sf_segment_unref(seg);
+}
+
+/* Take the partition offline on this broker: a batch that does not check out lies below data
+ * that was acknowledged, so neither cutting it nor serving around it is right. One log line;
+ * from then on every read, append and lookup fails with SF_ERR_IO (KAFKA_STORAGE_ERROR) and
+ * says nothing more. Called with log->mu held, or before the log is shared. */
+static void offline_locked(sf_log_t *log, const sf_segment_t *seg, int64_t pos, const char *why) {
+    if (log->offline)
+        return;
+    log->offline = 1;
+    sf_log(SF_LOG_ERR, "STORAGE",
+           "%s: partition offline: %s at position %" PRId64 " of %s.log, with data after it; "
+           "nothing of it is served until the file is repaired or removed", log->path, why, pos,
+           seg->path);
 }
 
 static int segs_push(sf_log_t *log, sf_segment_t *seg) {
@@ -211,13 +241,31 @@ static int list_segments(const char *path, int64_t **bases, size_t *count) {
 
 /* Remove a segment that follows a truncated one (unreachable data). */
 static void delete_segment_files(const sf_log_t *log, int64_t base) {
-    sf_segment_t *seg;
+    static const char *const exts[] = {".log", ".index", ".timeindex"};
+    char path[4096], file[4200];
+    int i;
     sf_log(SF_LOG_WARNING, "STORAGE", "%s: deleting segment %020" PRId64 " after a truncated one",
            log->path, base);
-    if (sf_segment_open(log->path, base, &seg) == SF_OK) {
-        (void)sf_segment_unlink(seg);
-        sf_segment_unref(seg);
+    sf_segment_path(path, sizeof(path), log->path, base);
+    for (i = 0; i < 3; i++) {
+        snprintf(file, sizeof(file), "%s%s", path, exts[i]);
+        if (unlink(file) < 0 && errno != ENOENT)
+            sf_log(SF_LOG_ERR, "STORAGE", "cannot delete %s: %s", file, strerror(errno));
     }
+}
+
+/* Whether any of the @n segments at @bases (after a damaged one) has bytes in its .log. */
+static int later_data(const sf_log_t *log, const int64_t *bases, size_t n) {
+    char path[4096], file[4200];
+    struct stat st;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        sf_segment_path(path, sizeof(path), log->path, bases[i]);
+        snprintf(file, sizeof(file), "%s.log", path);
+        if (stat(file, &st) < 0 || st.st_size > 0)
+            return 1; /* unreadable counts as data: never delete what cannot be looked at */
+    }
+    return 0;
 }
 
 /* Open and recover / load every segment. */
@@ -237,34 +285,46 @@ static int load_segments(sf_log_t *log, int64_t recovery_point) {
         /* The segment holds offsets [base_i, base_i+1): recover it if that range reaches
          * the recovery point. */
         int recover = last ? recovery_point != INT64_MAX : bases[i + 1] > recovery_point;
-        int64_t truncated = 0, orig_size;
+        int tail_cut = 0;
 
         rc = sf_segment_open(log->path, bases[i], &seg);
         if (rc != SF_OK)
             goto out;
-        orig_size = seg->size;
-        if (recover) {
-            rc = sf_segment_recover(seg, seg->base_offset, index_interval(log), &truncated);
-            if (rc == SF_OK && !last && truncated == 0)
-                rc = sf_segment_seal(seg);
-        } else {
+        if (recover)
+            rc = sf_segment_recover(seg, seg->base_offset, index_interval(log));
+        else
             rc = sf_segment_load(seg, last, index_interval(log));
-            /* A clean segment whose tail had to be cut ends the log like a recovered one. */
-            truncated = orig_size - seg->size;
+        if (rc == SF_OK && seg->damaged_at >= 0 && !log->offline) {
+            /* The tail of the log (a torn or unwritten end, nothing valid after it) is cut, as
+             * Kafka's recovery does; damage with data after it keeps every file as it is. */
+            if (!seg->damage_after && !later_data(log, bases + i + 1, n - i - 1)) {
+                rc = sf_segment_truncate(seg);
+                tail_cut = 1;
+            } else {
+                offline_locked(log, seg, seg->damaged_at, seg->damage_why);
+            }
         }
+        if (rc == SF_OK && recover && !last && !tail_cut)
+            rc = sf_segment_seal(seg);
         if (rc == SF_OK)
             rc = segs_push(log, seg);
         if (rc != SF_OK) {
-            sf_segment_unref(seg);
+            seg_put(seg);
             goto out;
         }
-        if (truncated > 0 && !last) {
-            /* Everything after a torn batch is unreachable: the log ends here. */
+        /* Only the active segment keeps its descriptor pinned: a log of thousands of segments
+         * opens them one at a time here and lets the cache close the old ones. */
+        if (!last && !tail_cut)
+            sf_segment_fd_release(seg);
+        else
+            log->pinned = seg;
+        if (tail_cut && !last) {
+            /* The later segments hold nothing (later_data): the log ends here. */
             size_t j;
             for (j = i + 1; j < n; j++)
                 delete_segment_files(log, bases[j]);
-            /* The truncated segment is the active one now; the rebuild that cut it left
-             * its indexes on the heap, ready for appends. */
+            /* The truncated segment is the active one now; the rebuild that found the damage
+             * left its indexes on the heap, ready for appends. */
             assert(seg->oidx.loaded && !seg->oidx.mapped);
             seg->sealed = 0;
             break;
@@ -320,9 +380,10 @@ int sf_log_open(const char *dir, const char *topic, int32_t partition, const sf_
             goto err;
         rc = segs_push(log, seg);
         if (rc != SF_OK) {
-            sf_segment_unref(seg);
+            seg_put(seg);
             goto err;
         }
+        log->pinned = seg;
         /* The new directory entries are made durable by the next sf_log_flush (the
          * directory's owner calls it off the event loop), not here. */
         log->dir_unsynced = 1;
@@ -345,8 +406,12 @@ void sf_log_close(sf_log_t *log) {
     size_t i;
     if (!log)
         return;
-    if (log->nsegs > 0)
-        (void)sf_segment_seal(active_seg(log)); /* final time entry, pending index entries */
+    if (log->pinned) {
+        assert(log->pinned == active_seg(log));
+        (void)sf_segment_seal(log->pinned); /* final time entry, pending index entries */
+        sf_segment_fd_release(log->pinned);
+        log->pinned = NULL;
+    }
     for (i = 0; i < log->nsegs; i++)
         sf_segment_unref(log->segs[i]);
     free(log->segs);
@@ -369,12 +434,15 @@ static int roll_locked(sf_log_t *log) {
     rc = segs_push(log, seg);
     if (rc != SF_OK) {
         (void)sf_segment_unlink(seg);
-        sf_segment_unref(seg);
+        seg_put(seg);
         return rc;
     }
     if (sf_segment_seal(old) != SF_OK)
         sf_log(SF_LOG_WARNING, "STORAGE", "%s: could not write the indexes of segment %020" PRId64
                "; they will be rebuilt", log->path, old->base_offset);
+    assert(log->pinned == old);
+    sf_segment_fd_release(old); /* sealed: its descriptor may go to the cache */
+    log->pinned = seg;
     log->sealed_unsynced = 1;
     log->dir_unsynced = 1;
     sf_log(SF_LOG_INFO, "STORAGE", "%s: rolled new segment at offset %" PRId64, log->path,
@@ -465,6 +533,11 @@ static int log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_m
     }
 
     pthread_mutex_lock(&log->mu);
+    if (log->offline) {
+        pthread_mutex_unlock(&log->mu);
+        rc = SF_ERR_IO;
+        goto out;
+    }
     next = log->leo;
     pos = 0;
     for (i = 0; i < nb; i++) {
@@ -629,20 +702,45 @@ int sf_log_slice_codecs(const sf_log_slice_t *sl, unsigned *mask) {
 }
 
 void sf_log_slice_release(sf_segment_t *seg) {
-    sf_segment_unref(seg);
+    if (seg)
+        seg_put(seg);
+}
+
+/* A read met a batch that does not check out at @pos of @seg: offline (logged once). */
+static int read_damaged(sf_log_t *log, const sf_segment_t *seg, int64_t pos) {
+    pthread_mutex_lock(&log->mu);
+    offline_locked(log, seg, pos, "a batch header that does not check out");
+    pthread_mutex_unlock(&log->mu);
+    return SF_ERR_IO;
+}
+
+/* Where to start scanning @seg for @offset, its index loaded (log->mu held). An index that
+ * points at no batch was rebuilt by the caller (@rebuilt): start from its entries again.
+ * @return SF_OK, SF_ERR_CORRUPT (*@bad_pos: the log is damaged) or an error. */
+static int read_start_locked(sf_log_t *log, sf_segment_t *seg, int64_t offset, int rebuilt,
+                             int64_t *pos, int64_t *bad_pos) {
+    int rc = rebuilt ? sf_segment_index_rebuild(seg, index_interval(log), bad_pos)
+                     : sf_segment_index_ensure(seg, index_interval(log), bad_pos);
+    if (rc == SF_OK)
+        *pos = sf_segment_index_lookup(seg, offset);
+    return rc;
 }
 
 int sf_log_read(sf_log_t *log, int64_t offset, int32_t max_bytes, int64_t max_offset,
                 sf_log_slice_t *out) {
     sf_segment_t *seg;
-    int64_t pos, end, found, run_end, seg_base;
+    int64_t pos = 0, end, found, run_end, seg_base;
     sf_recbatch_hdr_t hdr;
     size_t bsize, i;
-    int rc;
+    int rc, rebuilt = 0;
 
     memset(out, 0, sizeof(*out));
     out->fd = -1;
     pthread_mutex_lock(&log->mu);
+    if (log->offline) {
+        pthread_mutex_unlock(&log->mu);
+        return SF_ERR_IO;
+    }
     if (offset < start_offset_locked(log) || offset > log->leo) {
         pthread_mutex_unlock(&log->mu);
         return SF_ERR_RANGE;
@@ -654,23 +752,42 @@ int sf_log_read(sf_log_t *log, int64_t offset, int32_t max_bytes, int64_t max_of
     i = seg_find(log, offset);
     for (;;) {
         seg = log->segs[i];
-        rc = sf_segment_index_ensure(seg, index_interval(log));
+        rc = read_start_locked(log, seg, offset, rebuilt, &pos, &found);
+        if (rc == SF_ERR_CORRUPT) {
+            offline_locked(log, seg, found, "a batch header that does not check out");
+            rc = SF_ERR_IO;
+        }
         if (rc != SF_OK) {
             pthread_mutex_unlock(&log->mu);
             return rc;
         }
-        pos = sf_segment_index_lookup(seg, offset);
         end = seg->size;
         seg_base = seg->base_offset;
-        sf_segment_ref(seg);
+        rc = seg_get(seg);
         pthread_mutex_unlock(&log->mu);
+        if (rc != SF_OK)
+            return rc;
 
         /* Headers are read outside the lock, below the size snapshot. */
         rc = sf_segment_scan(seg, pos, end, offset, &found, &hdr, &bsize);
+        if (rc == SF_ERR_CORRUPT && pos > 0 && !rebuilt) {
+            /* An index entry may point at no batch (a damaged .index): rebuilding it from
+             * the .log tells that from damage in the .log itself. */
+            seg_put(seg);
+            rebuilt = 1;
+            pthread_mutex_lock(&log->mu);
+            i = seg_find(log, seg_base);
+            if (log->offline || log->segs[i]->base_offset != seg_base) {
+                pthread_mutex_unlock(&log->mu);
+                return log->offline ? SF_ERR_IO : SF_OK;
+            }
+            continue;
+        }
+        rebuilt = 0;
         if (rc != SF_ERR_NOTFOUND)
             break;
         /* Nothing at or after @offset here (a gap at the segment's end): try the next. */
-        sf_segment_unref(seg);
+        seg_put(seg);
         pthread_mutex_lock(&log->mu);
         i = seg_find(log, seg_base) + 1;
         if (i >= log->nsegs || log->segs[i - 1]->base_offset != seg_base) {
@@ -678,32 +795,34 @@ int sf_log_read(sf_log_t *log, int64_t offset, int32_t max_bytes, int64_t max_of
             return SF_OK;
         }
     }
+    if (rc == SF_ERR_CORRUPT) {
+        rc = read_damaged(log, seg, found);
+        seg_put(seg);
+        return rc;
+    }
     if (rc != SF_OK) {
-        sf_segment_unref(seg);
+        seg_put(seg);
         return rc;
     }
     if (hdr.BaseOffset >= max_offset) {
-        sf_segment_unref(seg);
+        seg_put(seg);
         return SF_OK;
     }
-    /* KIP-74: the first batch always goes, then whole batches while they fit. */
+    /* KIP-74: the first batch always goes, then whole batches while they fit. Every header
+     * on the way is read and checked (not skipped with the index): a batch that does not
+     * check out is never sent, and reading headers from the page cache costs little next to
+     * sending the bytes (see the consume measurements in the commit that made it so). */
     run_end = found + (int64_t)bsize;
     if (max_bytes > 0 && (int64_t)bsize < max_bytes && run_end < end) {
-        int64_t max_end = found + max_bytes, from;
-        /* Skip ahead with the index: batches before an entry that fits are whole and fit. */
-        pthread_mutex_lock(&log->mu);
-        from = sf_segment_index_ensure(seg, index_interval(log)) == SF_OK
-                   ? sf_segment_index_floor_pos(seg, max_end, max_offset)
-                   : 0;
-        pthread_mutex_unlock(&log->mu);
-        /* Entries added after the size snapshot may point past it. */
-        if (from > end)
-            from = end;
-        if (from < run_end)
-            from = run_end;
-        rc = sf_segment_extent(seg, from, end, max_end, max_offset, &run_end);
+        rc = sf_segment_extent(seg, run_end, sf_recbatch_next_offset(&hdr), end,
+                               found + max_bytes, max_offset, &run_end);
+        if (rc == SF_ERR_CORRUPT) {
+            rc = read_damaged(log, seg, run_end);
+            seg_put(seg);
+            return rc;
+        }
         if (rc != SF_OK && run_end <= found) {
-            sf_segment_unref(seg);
+            seg_put(seg);
             return rc;
         }
     }
@@ -764,7 +883,9 @@ int sf_log_offset_for_timestamp(sf_log_t *log, int64_t timestamp, int64_t *offse
     size_t i = 0;
     int rc = SF_ERR_NOTFOUND;
     pthread_mutex_lock(&log->mu);
-    while (i < log->nsegs) {
+    if (log->offline)
+        rc = SF_ERR_IO;
+    while (rc == SF_ERR_NOTFOUND && i < log->nsegs) {
         sf_segment_t *seg = log->segs[i];
         int64_t from, pos, end, found, base = seg->base_offset;
         sf_recbatch_hdr_t hdr;
@@ -775,7 +896,11 @@ int sf_log_offset_for_timestamp(sf_log_t *log, int64_t timestamp, int64_t *offse
             i++;
             continue;
         }
-        rc = sf_segment_index_ensure(seg, index_interval(log));
+        rc = sf_segment_index_ensure(seg, index_interval(log), &found);
+        if (rc == SF_ERR_CORRUPT) {
+            offline_locked(log, seg, found, "a batch header that does not check out");
+            rc = SF_ERR_IO;
+        }
         if (rc != SF_OK)
             break;
         from = sf_segment_time_lookup(seg, timestamp);
@@ -784,8 +909,10 @@ int sf_log_offset_for_timestamp(sf_log_t *log, int64_t timestamp, int64_t *offse
             from = start_offset_locked(log);
         pos = sf_segment_index_lookup(seg, from);
         end = seg->size;
-        sf_segment_ref(seg);
+        rc = seg_get(seg);
         pthread_mutex_unlock(&log->mu);
+        if (rc != SF_OK)
+            return rc;
         /* Walk batches from there: the first whose MaxTimestamp reaches the target. */
         for (;;) {
             rc = sf_segment_scan(seg, pos, end, from, &found, &hdr, &bsize);
@@ -799,7 +926,9 @@ int sf_log_offset_for_timestamp(sf_log_t *log, int64_t timestamp, int64_t *offse
             }
             pos = found + (int64_t)bsize;
         }
-        sf_segment_unref(seg);
+        if (rc == SF_ERR_CORRUPT)
+            rc = read_damaged(log, seg, found);
+        seg_put(seg);
         if (rc != SF_ERR_NOTFOUND)
             return rc;
         pthread_mutex_lock(&log->mu);
@@ -815,6 +944,10 @@ int sf_log_max_timestamp(sf_log_t *log, int64_t *offset, int64_t *timestamp) {
     size_t i;
     *offset = *timestamp = -1;
     pthread_mutex_lock(&log->mu);
+    if (log->offline) {
+        pthread_mutex_unlock(&log->mu);
+        return SF_ERR_IO;
+    }
     for (i = 0; i < log->nsegs; i++)
         if (log->segs[i]->max_timestamp > *timestamp) {
             *timestamp = log->segs[i]->max_timestamp;
@@ -845,6 +978,11 @@ int sf_log_flush(sf_log_t *log) {
 
     pthread_mutex_lock(&log->flush_mu);
     pthread_mutex_lock(&log->mu);
+    if (log->offline) {
+        /* Nothing is appended; the recovery point stays where the damage was found. */
+        pthread_mutex_unlock(&log->mu);
+        goto out;
+    }
     target = log->leo;
     msgs = log->unflushed_msgs;
     v = malloc(log->nsegs * sizeof(*v));
@@ -861,7 +999,7 @@ int sf_log_flush(sf_log_t *log) {
             (void)sf_segment_write_indexes(seg); /* pending entries into the page cache */
         if (seg->synced_size >= seg->size && !seg->index_unsynced)
             continue;
-        sf_segment_ref(seg);
+        sf_segment_ref(seg); /* the sync pins its descriptor, one segment at a time */
         v[n] = seg;
         sizes[n] = seg->size;
         idx[n] = seg->index_unsynced;
@@ -915,6 +1053,11 @@ int sf_log_retention(sf_log_t *log, int64_t now_ms) {
     int rc = SF_OK;
 
     pthread_mutex_lock(&log->mu);
+    if (log->offline) {
+        /* Its files stay as they are for whoever repairs them. */
+        pthread_mutex_unlock(&log->mu);
+        return 0;
+    }
     for (i = 0; i < log->nsegs; i++)
         total += log->segs[i]->size;
     while (log->nsegs - ndead > 1) {
@@ -971,6 +1114,10 @@ int sf_log_delete_records(sf_log_t *log, int64_t offset, int64_t *low_watermark)
     int rc = SF_OK;
 
     pthread_mutex_lock(&log->mu);
+    if (log->offline) {
+        pthread_mutex_unlock(&log->mu);
+        return SF_ERR_IO;
+    }
     if (offset == -1)
         offset = hw_locked(log);
     /* As Kafka's maybeIncrementLogStartOffset: never past what consumers may see. */
@@ -1039,6 +1186,10 @@ int sf_log_delete(sf_log_t *log) {
     for (i = 0; i < log->nsegs; i++) {
         if (sf_segment_unlink(log->segs[i]) != SF_OK)
             rc = SF_ERR_IO;
+        if (log->segs[i] == log->pinned) {
+            sf_segment_fd_release(log->pinned);
+            log->pinned = NULL;
+        }
         sf_segment_unref(log->segs[i]);
     }
     log->nsegs = 0;
@@ -1083,4 +1234,12 @@ int32_t sf_log_partition(const sf_log_t *log) {
 
 const char *sf_log_path(const sf_log_t *log) {
     return log->path;
+}
+
+int sf_log_offline(sf_log_t *log) {
+    int v;
+    pthread_mutex_lock(&log->mu);
+    v = log->offline;
+    pthread_mutex_unlock(&log->mu);
+    return v;
 }

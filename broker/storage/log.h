@@ -56,9 +56,12 @@ typedef struct sf_log_append_info {
 } sf_log_append_info_t;
 
 /* Open (creating the directory <dir>/<topic>-<partition> if missing) the log of a partition.
- * Segments holding offsets at or after @recovery_point are re-validated batch by batch and a
- * torn or corrupt tail is truncated (pass 0 to recover everything, INT64_MAX when the last
- * shutdown was clean). Missing or inconsistent indexes are rebuilt. Never fsyncs: the
+ * Segments holding offsets at or after @recovery_point are re-validated batch by batch, CRCs
+ * included (pass 0 to recover everything, INT64_MAX when the last shutdown was clean); the
+ * others have the headers after their last index entry checked. A torn or corrupt tail (no
+ * valid batch after it) is truncated with a log line naming the file and the position;
+ * damage with valid data after it takes the log offline instead (sf_log_offline) and changes
+ * no file. Missing, short or inconsistent indexes are rebuilt. Never fsyncs: the
  * directory entries of a new log become durable with its first sf_log_flush, and the entry
  * of its directory in @dir when the caller fsyncs @dir.
  * @cfg is copied; @dir and @topic are copied.
@@ -117,7 +120,10 @@ size_t sf_log_segment_count(sf_log_t *log);
  * segment per call. offset == LEO (or no batch below @max_offset) -> SF_OK with len 0 and
  * seg NULL. offset outside [start, LEO] -> SF_ERR_RANGE. On success with len > 0, out->seg
  * holds a reference the caller drops with sf_log_slice_release.
- * @return SF_OK, SF_ERR_RANGE, SF_ERR_IO, SF_ERR_CORRUPT (a header on disk does not parse). */
+ * Every batch header returned is checked (length, magic, offsets); one that does not check
+ * out takes the log offline (logged once). CRCs are not computed here (the zero-copy path
+ * never reads the bytes it sends): recovery checks them, and so do clients.
+ * @return SF_OK, SF_ERR_RANGE, SF_ERR_IO (also: offline). */
 int sf_log_read(sf_log_t *log, int64_t offset, int32_t max_bytes, int64_t max_offset,
                 sf_log_slice_t *out);
 
@@ -195,5 +201,10 @@ const char *sf_log_topic(const sf_log_t *log);
 int32_t sf_log_partition(const sf_log_t *log);
 /* The partition directory path (owned by @log). */
 const char *sf_log_path(const sf_log_t *log);
+
+/* 1 when the log is offline on this broker: a batch that does not check out was found with
+ * data after it (at open, or by a read). Reads, appends, lookups and DeleteRecords then fail
+ * with SF_ERR_IO (KAFKA_STORAGE_ERROR); flush and retention leave it alone. Thread-safe. */
+int sf_log_offline(sf_log_t *log);
 
 #endif

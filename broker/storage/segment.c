@@ -5,10 +5,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -126,6 +128,160 @@ static int pread_all(int fd, uint8_t *p, size_t len, int64_t at) {
     return SF_OK;
 }
 
+/* ---- the descriptor cache ---- */
+
+#define FD_CACHE_MIN 16
+
+/* Every open .log descriptor is counted in @open; those not pinned are also in the LRU list
+ * (most recently released at the head) and may be closed to stay under @limit. Lock order: a
+ * log's mutex, then this one (never the other way round). */
+static struct {
+    pthread_mutex_t mu;
+    sf_segment_t *head, *tail;
+    size_t open;
+    size_t limit; /* 0 until first used or set */
+    uint64_t opens, evictions;
+} fdc = {PTHREAD_MUTEX_INITIALIZER, NULL, NULL, 0, 0, 0, 0};
+
+static size_t fd_cache_default(void) {
+    struct rlimit rl;
+    rlim_t n = 1048576;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        n = rl.rlim_cur;
+    /* Half for segments; the rest for connections, index files and the rest of the broker. */
+    return n / 2 > FD_CACHE_MIN ? (size_t)(n / 2) : FD_CACHE_MIN;
+}
+
+static size_t fd_limit_locked(void) {
+    if (fdc.limit == 0)
+        fdc.limit = fd_cache_default();
+    return fdc.limit;
+}
+
+static void lru_unlink_locked(sf_segment_t *seg) {
+    if (seg->lru_prev)
+        seg->lru_prev->lru_next = seg->lru_next;
+    else
+        fdc.head = seg->lru_next;
+    if (seg->lru_next)
+        seg->lru_next->lru_prev = seg->lru_prev;
+    else
+        fdc.tail = seg->lru_prev;
+    seg->lru_prev = seg->lru_next = NULL;
+}
+
+static void lru_push_locked(sf_segment_t *seg) {
+    seg->lru_prev = NULL;
+    seg->lru_next = fdc.head;
+    if (fdc.head)
+        fdc.head->lru_prev = seg;
+    else
+        fdc.tail = seg;
+    fdc.head = seg;
+}
+
+/* Close the least recently used unpinned descriptor. @return 0 if there was none. */
+static int evict_one_locked(void) {
+    sf_segment_t *seg = fdc.tail;
+    if (!seg)
+        return 0;
+    assert(seg->fd_pins == 0 && seg->fd >= 0);
+    lru_unlink_locked(seg);
+    close(seg->fd);
+    seg->fd = -1;
+    fdc.open--;
+    fdc.evictions++;
+    return 1;
+}
+
+static void evict_locked(void) {
+    size_t limit = fd_limit_locked();
+    while (fdc.open > limit && evict_one_locked())
+        ;
+}
+
+/* Open the .log of @seg (cache mutex held). At the process's descriptor limit, cached
+ * descriptors are given back until the open succeeds. */
+static int fd_open_locked(sf_segment_t *seg, int flags, mode_t mode) {
+    char path[4200];
+    snprintf(path, sizeof(path), "%s.log", seg->path);
+    for (;;) {
+        seg->fd = open(path, flags | O_CLOEXEC, mode);
+        if (seg->fd >= 0)
+            break;
+        if ((errno != EMFILE && errno != ENFILE) || !evict_one_locked())
+            return SF_ERR_IO;
+    }
+    fdc.open++;
+    fdc.opens++;
+    return SF_OK;
+}
+
+/* @quiet: a missing file is expected (errno ENOENT, not logged). */
+static int fd_acquire(sf_segment_t *seg, int quiet) {
+    int rc = SF_OK;
+    pthread_mutex_lock(&fdc.mu);
+    if (seg->fd >= 0) {
+        if (seg->fd_pins == 0)
+            lru_unlink_locked(seg);
+    } else if ((rc = fd_open_locked(seg, O_RDWR, 0)) != SF_OK) {
+        int e = errno;
+        /* Logged once per segment: readers retry, and each would log again. */
+        if (!seg->fd_open_failed && !(quiet && e == ENOENT))
+            sf_log(SF_LOG_ERR, "STORAGE", "cannot open %s.log: %s", seg->path, strerror(e));
+        seg->fd_open_failed |= !(quiet && e == ENOENT);
+        pthread_mutex_unlock(&fdc.mu);
+        errno = e;
+        return rc;
+    }
+    seg->fd_pins++;
+    evict_locked();
+    pthread_mutex_unlock(&fdc.mu);
+    return rc;
+}
+
+int sf_segment_fd_acquire(sf_segment_t *seg) {
+    return fd_acquire(seg, 0);
+}
+
+void sf_segment_fd_release(sf_segment_t *seg) {
+    pthread_mutex_lock(&fdc.mu);
+    assert(seg->fd_pins > 0 && seg->fd >= 0);
+    if (--seg->fd_pins == 0) {
+        lru_push_locked(seg);
+        evict_locked();
+    }
+    pthread_mutex_unlock(&fdc.mu);
+}
+
+void sf_segment_fd_cache_set_limit(size_t limit) {
+    pthread_mutex_lock(&fdc.mu);
+    fdc.limit = limit ? limit : fd_cache_default();
+    evict_locked();
+    pthread_mutex_unlock(&fdc.mu);
+}
+
+size_t sf_segment_fd_cache_limit(void) {
+    size_t n;
+    pthread_mutex_lock(&fdc.mu);
+    n = fd_limit_locked();
+    pthread_mutex_unlock(&fdc.mu);
+    return n;
+}
+
+void sf_segment_fd_cache_stats(size_t *open_now, uint64_t *opens, uint64_t *evictions) {
+    pthread_mutex_lock(&fdc.mu);
+    if (open_now)
+        *open_now = fdc.open;
+    if (opens)
+        *opens = fdc.opens;
+    if (evictions)
+        *evictions = fdc.evictions;
+    pthread_mutex_unlock(&fdc.mu);
+}
+
+/* ---- segment objects ---- */
+
 static sf_segment_t *seg_alloc(const char *dir, int64_t base_offset) {
     char path[4096];
     sf_segment_t *seg = calloc(1, sizeof(*seg));
@@ -144,18 +300,47 @@ static sf_segment_t *seg_alloc(const char *dir, int64_t base_offset) {
     seg->max_timestamp = -1;
     seg->offset_of_max_timestamp = -1;
     seg->roll_base_ms = -1;
+    seg->mtime_ms = -1;
+    seg->damaged_at = -1;
     idx_init(&seg->oidx, SF_SEGMENT_OFFSET_ENTRY_SIZE, ".index");
     idx_init(&seg->tidx, SF_SEGMENT_TIME_ENTRY_SIZE, ".timeindex");
     return seg;
 }
 
+/* Open the .log of a new segment object and pin it. */
+static int seg_open_pinned(sf_segment_t *seg, int flags, mode_t mode) {
+    int rc;
+    pthread_mutex_lock(&fdc.mu);
+    rc = fd_open_locked(seg, flags, mode);
+    if (rc == SF_OK) {
+        seg->fd_pins = 1;
+        evict_locked();
+    }
+    pthread_mutex_unlock(&fdc.mu);
+    return rc;
+}
+
 static void seg_free(sf_segment_t *seg) {
-    if (seg->fd >= 0)
+    pthread_mutex_lock(&fdc.mu);
+    /* A pin is always held together with a reference. */
+    assert(seg->fd_pins == 0);
+    if (seg->fd >= 0) {
+        lru_unlink_locked(seg);
         close(seg->fd);
+        fdc.open--;
+    }
+    pthread_mutex_unlock(&fdc.mu);
     idx_release(&seg->oidx);
     idx_release(&seg->tidx);
     free(seg->path);
     free(seg);
+}
+
+/* Free a segment that failed while being set up: drop its pin first. */
+static void seg_discard(sf_segment_t *seg) {
+    if (seg->fd_pins > 0)
+        sf_segment_fd_release(seg);
+    seg_free(seg);
 }
 
 void sf_segment_ref(sf_segment_t *seg) {
@@ -180,8 +365,7 @@ int sf_segment_create(const char *dir, int64_t base_offset, sf_segment_t **segp)
     if (!seg)
         return SF_ERR_NOMEM;
     ext_path(path, sizeof(path), seg, ".log");
-    seg->fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (seg->fd < 0) {
+    if (seg_open_pinned(seg, O_RDWR | O_CREAT | O_TRUNC, 0644) != SF_OK) {
         sf_log(SF_LOG_ERR, "STORAGE", "cannot create %s: %s", path, strerror(errno));
         goto err;
     }
@@ -200,7 +384,7 @@ int sf_segment_create(const char *dir, int64_t base_offset, sf_segment_t **segp)
     return SF_OK;
 
 err:
-    seg_free(seg);
+    seg_discard(seg);
     return SF_ERR_IO;
 }
 
@@ -214,13 +398,13 @@ int sf_segment_open(const char *dir, int64_t base_offset, sf_segment_t **segp) {
     if (!seg)
         return SF_ERR_NOMEM;
     ext_path(path, sizeof(path), seg, ".log");
-    seg->fd = open(path, O_RDWR | O_CLOEXEC);
-    if (seg->fd < 0 || fstat(seg->fd, &st) < 0) {
+    if (seg_open_pinned(seg, O_RDWR, 0) != SF_OK || fstat(seg->fd, &st) < 0) {
         sf_log(SF_LOG_ERR, "STORAGE", "cannot open %s: %s", path, strerror(errno));
-        seg_free(seg);
+        seg_discard(seg);
         return SF_ERR_IO;
     }
     seg->size = st.st_size;
+    seg->mtime_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
     if (seg->size > SF_SEGMENT_MAX_BYTES) {
         /* Positions past 2 GiB cannot be indexed; the tail is cut by recovery or load. */
         sf_log(SF_LOG_WARNING, "STORAGE", "%s is larger than %d bytes; ignoring the rest", path,
@@ -411,19 +595,66 @@ static int scan_batches(sf_segment_t *seg, int64_t pos, int full, int64_t min_of
     return rc;
 }
 
-/* Cut the .log at @valid_end (logging why). */
-static int cut_tail(sf_segment_t *seg, int64_t valid_end, const char *why) {
+/* Whether a whole, valid batch (CRC and all) starts anywhere after @pos: then the bytes at
+ * @pos are damage in the middle of the log rather than a torn or unwritten tail. Byte by byte,
+ * but a candidate needs magic 2 and a length that fits before its CRC is computed; runs only
+ * when damage was found. */
+static int valid_batch_after(sf_segment_t *seg, int64_t pos, int64_t file_size) {
+    scan_ctx_t sc;
+    int rc = SF_OK, found = 0;
+    int64_t p;
+    int64_t saved = seg->size;
+
+    memset(&sc, 0, sizeof(sc));
+    sc.seg = seg;
+    sc.cap = SCAN_CHUNK;
+    if (!(sc.buf = malloc(sc.cap)))
+        return 1; /* cannot tell: assume the worst (keep the data) */
+    seg->size = file_size; /* scan_get reads below seg->size */
+    for (p = pos + 1; !found && p + SF_RECBATCH_HEADER_SIZE <= file_size; p++) {
+        sf_recbatch_hdr_t hdr;
+        size_t bsize;
+        const uint8_t *h = scan_get(&sc, p, SF_RECBATCH_HEADER_SIZE, &rc);
+        if (!h)
+            break;
+        if (h[SF_RECBATCH_OFF_MAGIC] != 2 ||
+            sf_recbatch_header_parse(h, SF_RECBATCH_HEADER_SIZE, &hdr, &bsize) ==
+                SF_ERR_MALFORMED ||
+            (int64_t)bsize > file_size - p || hdr.BaseOffset < seg->base_offset)
+            continue;
+        h = scan_get(&sc, p, bsize, &rc);
+        if (!h)
+            break;
+        found = sf_recbatch_validate(h, bsize, &hdr) == SF_OK;
+    }
+    seg->size = saved;
+    free(sc.buf);
+    return found || rc != SF_OK;
+}
+
+/* Hide everything from @valid_end (nothing there is served) and remember why: the log decides
+ * whether to cut it (the tail) or to take the partition offline (damage mid-log). */
+static void record_damage(sf_segment_t *seg, int64_t valid_end, const char *why) {
+    seg->damaged_at = valid_end;
+    seg->file_size = seg->size;
+    seg->damage_why = why;
+    seg->damage_after = valid_batch_after(seg, valid_end, seg->size);
+    seg->size = valid_end;
+    if (seg->synced_size > valid_end)
+        seg->synced_size = valid_end;
+}
+
+int sf_segment_truncate(sf_segment_t *seg) {
+    assert(seg->damaged_at >= 0 && seg->damaged_at == seg->size);
     sf_log(SF_LOG_WARNING, "STORAGE",
-           "%s.log: %s at position %" PRId64 "; truncating %" PRId64 " bytes", seg->path, why,
-           valid_end, seg->size - valid_end);
-    if (ftruncate(seg->fd, (off_t)valid_end) < 0) {
+           "%s.log: %s at position %" PRId64 "; truncating %" PRId64 " bytes", seg->path,
+           seg->damage_why, seg->damaged_at, seg->file_size - seg->damaged_at);
+    if (ftruncate(seg->fd, (off_t)seg->damaged_at) < 0) {
         sf_log(SF_LOG_ERR, "STORAGE", "cannot truncate %s.log: %s", seg->path, strerror(errno));
         return SF_ERR_IO;
     }
     seg->prealloc_end = 0; /* the truncation dropped any reservation past the end */
-    seg->size = valid_end;
-    if (seg->synced_size > valid_end)
-        seg->synced_size = valid_end;
+    seg->damaged_at = -1;
     return SF_OK;
 }
 
@@ -444,28 +675,24 @@ static int64_t file_mtime_ms(int fd) {
 }
 
 /* Rebuild both indexes from the .log (headers only, or fully validated) and rewrite the
- * files. A tail that does not scan is cut when @cut (at open time), else only hidden (a sealed
- * segment in use: readers may hold ranges of it). */
+ * files. At open time (@at_open) a tail that does not scan is recorded (record_damage); later
+ * (a sealed segment in use) it is SF_ERR_CORRUPT with its position in *@bad_pos, and the
+ * index files are left alone. */
 static int rebuild(sf_segment_t *seg, int full, int64_t min_offset, int32_t index_interval,
-                   int64_t *truncated, int cut) {
-    int64_t valid_end = 0, before = seg->size;
+                   int at_open, int64_t *bad_pos) {
+    int64_t valid_end = 0;
     int rc, rc2;
     state_reset(seg);
     rc = scan_batches(seg, 0, full, min_offset, index_interval, 0, &valid_end);
     if (rc != SF_OK)
         return rc;
-    if (valid_end < seg->size && cut) {
-        rc = cut_tail(seg, valid_end, full ? "invalid or torn batch" : "unreadable batch");
-        if (rc != SF_OK)
-            return rc;
-    } else if (valid_end < seg->size) {
-        sf_log(SF_LOG_ERR, "STORAGE",
-               "%s.log: unreadable batch at position %" PRId64 "; serving only what precedes it",
-               seg->path, valid_end);
-        seg->size = valid_end;
+    if (valid_end < seg->size && !at_open) {
+        if (bad_pos)
+            *bad_pos = valid_end;
+        return SF_ERR_CORRUPT;
     }
-    if (truncated)
-        *truncated = before - seg->size;
+    if (valid_end < seg->size)
+        record_damage(seg, valid_end, full ? "invalid or torn batch" : "unreadable batch");
     rc = idx_write(seg, &seg->oidx, 1);
     rc2 = idx_write(seg, &seg->tidx, 1);
     if (seg->size > 0 && seg->roll_base_ms < 0)
@@ -473,11 +700,10 @@ static int rebuild(sf_segment_t *seg, int full, int64_t min_offset, int32_t inde
     return rc != SF_OK ? rc : rc2;
 }
 
-int sf_segment_recover(sf_segment_t *seg, int64_t min_offset, int32_t index_interval,
-                       int64_t *truncated) {
+int sf_segment_recover(sf_segment_t *seg, int64_t min_offset, int32_t index_interval) {
     /* Whatever survived a crash is not known to be on disk. */
     seg->synced_size = 0;
-    return rebuild(seg, 1, min_offset, index_interval, truncated, 1);
+    return rebuild(seg, 1, min_offset, index_interval, 1, NULL);
 }
 
 /* Whether an index file of @bytes can belong to @seg: whole entries, and no more of them
@@ -560,7 +786,18 @@ static int idx_sane(const sf_segment_t *seg) {
     return 1;
 }
 
-int sf_segment_index_ensure(sf_segment_t *seg, int32_t index_interval) {
+int sf_segment_index_rebuild(sf_segment_t *seg, int32_t index_interval, int64_t *bad_pos) {
+    int rc;
+    sf_log(SF_LOG_WARNING, "STORAGE", "%s.index: an entry points at no batch; rebuilding",
+           seg->path);
+    if ((rc = sf_segment_fd_acquire(seg)) != SF_OK)
+        return rc;
+    rc = rebuild(seg, 0, seg->base_offset, index_interval, 0, bad_pos);
+    sf_segment_fd_release(seg);
+    return rc;
+}
+
+int sf_segment_index_ensure(sf_segment_t *seg, int32_t index_interval, int64_t *bad_pos) {
     int rc;
     if (seg->oidx.loaded && seg->tidx.loaded)
         return SF_OK;
@@ -575,7 +812,10 @@ int sf_segment_index_ensure(sf_segment_t *seg, int32_t index_interval) {
         return rc;
     }
     sf_log(SF_LOG_WARNING, "STORAGE", "%s: index missing or inconsistent; rebuilding", seg->path);
-    rc = rebuild(seg, 0, seg->base_offset, index_interval, NULL, 0);
+    if ((rc = sf_segment_fd_acquire(seg)) != SF_OK)
+        return rc;
+    rc = rebuild(seg, 0, seg->base_offset, index_interval, 0, bad_pos);
+    sf_segment_fd_release(seg);
     return rc;
 }
 
@@ -617,6 +857,69 @@ static int tidx_read_last(sf_segment_t *seg) {
     return rc;
 }
 
+/* A sealed segment after a clean shutdown: the header at the last offset-index entry carries
+ * that entry's offset, the headers from there check out and end exactly at the end of the
+ * file, and no batch there has a larger timestamp than the time index's last entry (the final
+ * entry written at sealing holds the segment's largest). A few preads per segment; anything
+ * else is SF_ERR_CORRUPT (the caller rebuilds, which tells index damage from log damage). */
+static int sealed_tail_check(sf_segment_t *seg) {
+    char path[4200];
+    uint8_t e[SF_SEGMENT_OFFSET_ENTRY_SIZE];
+    struct stat st;
+    scan_ctx_t sc;
+    int64_t pos = 0, expect = seg->base_offset, max_ts = -1;
+    int fd, rc = SF_OK, entry = 0;
+
+    ext_path(path, sizeof(path), seg, ".index");
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return errno == ENOENT ? SF_ERR_CORRUPT : SF_ERR_IO;
+    if (fstat(fd, &st) < 0)
+        rc = SF_ERR_IO;
+    else if (st.st_size >= SF_SEGMENT_OFFSET_ENTRY_SIZE &&
+             (rc = pread_all(fd, e, sizeof(e), st.st_size - (off_t)sizeof(e))) == SF_OK) {
+        expect = seg->base_offset + sf_load_be32(e);
+        pos = sf_load_be32(e + 4);
+        entry = 1;
+    }
+    close(fd);
+    if (rc != SF_OK)
+        return rc;
+    if (pos > 0 && pos >= seg->size)
+        return SF_ERR_CORRUPT;
+    memset(&sc, 0, sizeof(sc));
+    sc.seg = seg;
+    sc.cap = 65536;
+    if (!(sc.buf = malloc(sc.cap)))
+        return SF_ERR_NOMEM;
+    while (rc == SF_OK && pos < seg->size) {
+        sf_recbatch_hdr_t hdr;
+        size_t bsize;
+        const uint8_t *p = NULL;
+        if (seg->size - pos < SF_RECBATCH_HEADER_SIZE ||
+            !(p = scan_get(&sc, pos, SF_RECBATCH_HEADER_SIZE, &rc))) {
+            rc = rc != SF_OK ? rc : SF_ERR_CORRUPT;
+            break;
+        }
+        if (sf_recbatch_header_parse(p, SF_RECBATCH_HEADER_SIZE, &hdr, &bsize) ==
+                SF_ERR_MALFORMED ||
+            hdr.Magic != 2 || (int64_t)bsize > seg->size - pos || hdr.LastOffsetDelta < 0 ||
+            (entry ? hdr.BaseOffset != expect : hdr.BaseOffset < expect) ||
+            hdr.BaseOffset - seg->base_offset > (int64_t)INT32_MAX - hdr.LastOffsetDelta) {
+            rc = SF_ERR_CORRUPT;
+            break;
+        }
+        if (hdr.MaxTimestamp > max_ts)
+            max_ts = hdr.MaxTimestamp;
+        expect = hdr.BaseOffset + hdr.LastOffsetDelta + 1;
+        entry = 0;
+        pos += (int64_t)bsize;
+    }
+    free(sc.buf);
+    if (rc == SF_OK && max_ts > seg->max_timestamp)
+        rc = SF_ERR_CORRUPT; /* an empty or short time index */
+    return rc;
+}
+
 int sf_segment_load(sf_segment_t *seg, int active, int32_t index_interval) {
     int64_t start = 0, valid_end = 0;
     int rc, skip_first = 0;
@@ -633,10 +936,14 @@ int sf_segment_load(sf_segment_t *seg, int active, int32_t index_interval) {
         if (rc == SF_OK)
             rc = tidx_read_last(seg);
         if (rc == SF_OK)
+            rc = sealed_tail_check(seg);
+        if (rc == SF_ERR_IO || rc == SF_ERR_NOMEM)
+            return rc;
+        if (rc == SF_OK)
             return SF_OK;
         sf_log(SF_LOG_WARNING, "STORAGE", "%s: index missing or inconsistent; rebuilding",
                seg->path);
-        return rebuild(seg, 0, seg->base_offset, index_interval, NULL, 1);
+        return rebuild(seg, 0, seg->base_offset, index_interval, 1, NULL);
     }
 
     /* Active: indexes on the heap (they keep growing), then scan from the last entry to find
@@ -649,7 +956,7 @@ int sf_segment_load(sf_segment_t *seg, int active, int32_t index_interval) {
     if (rc != SF_OK || !idx_sane(seg)) {
         sf_log(SF_LOG_WARNING, "STORAGE", "%s: index missing or inconsistent; rebuilding",
                seg->path);
-        return rebuild(seg, 0, seg->base_offset, index_interval, NULL, 1);
+        return rebuild(seg, 0, seg->base_offset, index_interval, 1, NULL);
     }
     seg->next_offset = seg->base_offset;
     if (seg->oidx.n > 0) {
@@ -666,13 +973,10 @@ int sf_segment_load(sf_segment_t *seg, int active, int32_t index_interval) {
         return rc;
     if (skip_first && valid_end == start) {
         /* The last index entry points at nothing valid: the index cannot be trusted. */
-        return rebuild(seg, 0, seg->base_offset, index_interval, NULL, 1);
+        return rebuild(seg, 0, seg->base_offset, index_interval, 1, NULL);
     }
-    if (valid_end < seg->size) {
-        rc = cut_tail(seg, valid_end, "partial batch");
-        if (rc != SF_OK)
-            return rc;
-    }
+    if (valid_end < seg->size)
+        record_damage(seg, valid_end, "partial or unreadable batch");
     if (seg->size > 0)
         seg->roll_base_ms = file_mtime_ms(seg->fd);
     return SF_OK;
@@ -815,7 +1119,12 @@ static int cursor_header(const sf_segment_t *seg, hdr_cursor_t *c, int64_t pos, 
         c->wlen = (size_t)r;
     }
     rc = sf_recbatch_header_parse(c->buf + (pos - c->wpos), SF_RECBATCH_HEADER_SIZE, hdr, bsize);
-    if (rc == SF_ERR_MALFORMED || (int64_t)*bsize > end_pos - pos)
+    /* What a client would choke on: a length that does not fit, another magic, offsets that
+     * are not this segment's. The CRC is the client's to check (check.crcs): computing it
+     * here would mean reading every byte the zero-copy path sends without touching. */
+    if (rc == SF_ERR_MALFORMED || (int64_t)*bsize > end_pos - pos || hdr->Magic != 2 ||
+        hdr->LastOffsetDelta < 0 || hdr->BaseOffset < seg->base_offset ||
+        hdr->BaseOffset - seg->base_offset > (int64_t)INT32_MAX - hdr->LastOffsetDelta)
         return SF_ERR_CORRUPT;
     return SF_OK;
 }
@@ -829,9 +1138,7 @@ int sf_segment_scan(const sf_segment_t *seg, int64_t pos, int64_t end_pos, int64
         size_t bsize;
         int rc = cursor_header(seg, &c, pos, end_pos, hdr, &bsize);
         if (rc != SF_OK) {
-            if (rc == SF_ERR_CORRUPT)
-                sf_log(SF_LOG_ERR, "STORAGE", "%s.log: bad batch header at position %" PRId64,
-                       seg->path, pos);
+            *found_pos = pos; /* the caller logs it, once */
             return rc;
         }
         if (sf_recbatch_next_offset(hdr) > offset) {
@@ -844,8 +1151,8 @@ int sf_segment_scan(const sf_segment_t *seg, int64_t pos, int64_t end_pos, int64
     return SF_ERR_NOTFOUND;
 }
 
-int sf_segment_extent(const sf_segment_t *seg, int64_t pos, int64_t end_pos, int64_t max_end,
-                      int64_t max_offset, int64_t *run_end) {
+int sf_segment_extent(const sf_segment_t *seg, int64_t pos, int64_t next_offset, int64_t end_pos,
+                      int64_t max_end, int64_t max_offset, int64_t *run_end) {
     hdr_cursor_t c;
     c.wlen = 0;
     c.wpos = 0;
@@ -853,12 +1160,15 @@ int sf_segment_extent(const sf_segment_t *seg, int64_t pos, int64_t end_pos, int
         sf_recbatch_hdr_t hdr;
         size_t bsize;
         int rc = cursor_header(seg, &c, pos, end_pos, &hdr, &bsize);
+        if (rc == SF_OK && hdr.BaseOffset < next_offset)
+            rc = SF_ERR_CORRUPT;
         if (rc != SF_OK) {
             *run_end = pos;
             return rc;
         }
         if (hdr.BaseOffset >= max_offset || pos + (int64_t)bsize > max_end)
             break;
+        next_offset = sf_recbatch_next_offset(&hdr);
         pos += (int64_t)bsize;
     }
     *run_end = pos;
@@ -916,6 +1226,7 @@ int sf_segment_seal(sf_segment_t *seg) {
     }
     rc = sf_segment_write_indexes(seg);
     seg->sealed = 1;
+    seg->mtime_ms = file_mtime_ms(seg->fd); /* retention reads it without the descriptor */
     if (rc == SF_OK) {
         /* The files are complete: free the heap copies, map them again when needed. */
         idx_release(&seg->oidx);
@@ -928,10 +1239,15 @@ int sf_segment_sync(sf_segment_t *seg, int indexes) {
     char path[4200];
     const char *const exts[] = {".index", ".timeindex"};
     int i, rc = SF_OK;
+    /* Pinned only while it is synced: a flush of thousands of segments holds one at a time. */
+    if (fd_acquire(seg, 1) != SF_OK)
+        return errno == ENOENT ? SF_OK : SF_ERR_IO; /* deleted meanwhile: nothing to sync */
     if (fdatasync(seg->fd) < 0) {
         sf_log(SF_LOG_ERR, "STORAGE", "fsync of %s.log failed: %s", seg->path, strerror(errno));
+        sf_segment_fd_release(seg);
         return SF_ERR_IO;
     }
+    sf_segment_fd_release(seg);
     for (i = 0; indexes && i < 2; i++) {
         int fd;
         ext_path(path, sizeof(path), seg, exts[i]);
@@ -950,7 +1266,8 @@ int sf_segment_sync(sf_segment_t *seg, int indexes) {
 int64_t sf_segment_largest_timestamp(const sf_segment_t *seg) {
     if (seg->max_timestamp >= 0)
         return seg->max_timestamp;
-    return file_mtime_ms(seg->fd);
+    /* The active segment's descriptor is pinned by its log; a sealed one's mtime is fixed. */
+    return seg->sealed ? seg->mtime_ms : file_mtime_ms(seg->fd);
 }
 
 int sf_segment_unlink(sf_segment_t *seg) {

@@ -2,8 +2,15 @@
  * position u32, big-endian) and .timeindex (timestamp i64 + relative offset u32).
  *
  * This header is internal to the storage engine (broker/storage/log.c). Everything but the reference
- * count is guarded by the owning log's mutex; the struct is visible so the log can read its
- * fields directly. Other modules only see the opaque sf_segment_t through broker/storage/log.h.
+ * count and the descriptor fields is guarded by the owning log's mutex; the struct is visible so
+ * the log can read its fields directly. Other modules only see the opaque sf_segment_t through
+ * broker/storage/log.h.
+ *
+ * Descriptors: the .log file is opened on demand. A segment's fd is valid while the segment is
+ * pinned (sf_segment_fd_acquire); unpinned descriptors stay open in a process-wide cache of at
+ * most sf_segment_fd_cache_limit() descriptors, least recently used first out. The log keeps
+ * its active segment pinned, and every slice handed to a sender holds a pin, so a descriptor
+ * being sent from (sendfile) is never closed under it.
  *
  * Index entries are kept in the file's big-endian layout: in a heap array while the segment
  * is active (appended to the file on flush, roll and close), and mapped read-only from the
@@ -38,7 +45,20 @@ typedef struct sf_segment {
     atomic_int refcnt;          /* the log's list holds one; each slice one more */
     int64_t base_offset;
     char *path;                 /* "<dir>/<base %020lld>" without extension, owned */
-    int fd;                     /* the .log file, O_RDWR; closed on the last unref */
+    /* The .log file (O_RDWR), -1 while closed. fd, fd_pins and the LRU links are guarded by
+     * the descriptor cache's mutex; fd may be read without it while the caller holds a pin. */
+    int fd;
+    int fd_pins;                /* sf_segment_fd_acquire calls not yet released */
+    int fd_open_failed;         /* a reopen failed and was logged (logged once) */
+    struct sf_segment *lru_prev, *lru_next; /* in the cache's LRU list while open and unpinned */
+    int64_t mtime_ms;           /* .log mtime when opened or sealed (sealed segments) */
+    /* Damage found by recover / load / a rebuild: size was set to damaged_at (nothing from
+     * there is served) and the file still has file_size bytes. damage_after: a valid batch
+     * lies after the damage in this file (so the damage is not the tail). */
+    int64_t damaged_at;         /* -1: none */
+    int64_t file_size;
+    int damage_after;
+    const char *damage_why;     /* static string */
     int64_t size;               /* bytes of whole valid batches */
     int64_t synced_size;        /* bytes known to be fsynced */
     int64_t next_offset;        /* offset after the last batch (base_offset when empty) */
@@ -72,26 +92,32 @@ typedef struct sf_segment_batch {
 void sf_segment_preallocate(sf_segment_t *seg, int64_t upto);
 
 /* Create a new empty segment (files created, truncated if present) at @base_offset in @dir.
- * @return SF_OK and *@segp (one reference, the caller's), SF_ERR_IO or SF_ERR_NOMEM. */
+ * @return SF_OK and *@segp (one reference and one descriptor pin, the caller's), SF_ERR_IO or
+ * SF_ERR_NOMEM. */
 int sf_segment_create(const char *dir, int64_t base_offset, sf_segment_t **segp);
 
 /* Open the existing segment files at @base_offset in @dir without reading them (size is the
- * file size). Follow with sf_segment_recover or sf_segment_load.
- * @return SF_OK and *@segp (one reference), SF_ERR_IO or SF_ERR_NOMEM. */
+ * file size). Follow with sf_segment_recover or sf_segment_load (both need the pin).
+ * @return SF_OK and *@segp (one reference and one descriptor pin), SF_ERR_IO or SF_ERR_NOMEM. */
 int sf_segment_open(const char *dir, int64_t base_offset, sf_segment_t **segp);
 
 /* Re-validate every batch from the start (sf_recbatch_validate, offsets increasing, at least
- * @min_offset, relative offsets in range), truncate the .log at the first invalid byte and
- * rebuild both indexes (files rewritten) with @index_interval. @truncated (may be NULL)
- * receives the number of bytes cut. @return SF_OK or SF_ERR_IO / SF_ERR_NOMEM. */
-int sf_segment_recover(sf_segment_t *seg, int64_t min_offset, int32_t index_interval,
-                       int64_t *truncated);
+ * @min_offset, relative offsets in range) and rebuild both indexes (files rewritten) with
+ * @index_interval. The first invalid byte is recorded in damaged_at (the file is not
+ * changed: the log decides, sf_segment_truncate). @return SF_OK or SF_ERR_IO / SF_ERR_NOMEM. */
+int sf_segment_recover(sf_segment_t *seg, int64_t min_offset, int32_t index_interval);
+
+/* Cut the .log at damaged_at (damage at the tail of the log), with a log line naming the
+ * file and the position. @return SF_OK or SF_ERR_IO. */
+int sf_segment_truncate(sf_segment_t *seg);
 
 /* Load a segment that was shut down cleanly: check the index files (rebuilt when missing or
- * inconsistent), and when @active find the next offset and largest timestamp by scanning
- * batch headers from the last index entries (a partial batch at the tail is cut). Sealed
- * segments get their largest timestamp from the time index and their indexes mapped lazily.
- * @return SF_OK or SF_ERR_IO / SF_ERR_NOMEM / SF_ERR_CORRUPT. */
+ * inconsistent), and scan batch headers from the last offset-index entry to the end: the
+ * active segment gets its next offset and largest timestamp from there, a sealed one checks
+ * that its last index entries agree with the batches (a short or empty time index, or an
+ * offset index pointing elsewhere, is rebuilt). Indexes of sealed segments are mapped lazily.
+ * A header that does not check out is recorded in damaged_at (see sf_segment_recover).
+ * @return SF_OK or SF_ERR_IO / SF_ERR_NOMEM. */
 int sf_segment_load(sf_segment_t *seg, int active, int32_t index_interval);
 
 /* Append @len bytes of validated batches (offsets already assigned) described by @batches
@@ -102,8 +128,13 @@ int sf_segment_append(sf_segment_t *seg, const uint8_t *buf, size_t len,
                       int32_t index_interval);
 
 /* Make sure the indexes are in memory (sealed segments are mapped on first use; an
- * inconsistent file is rebuilt from the .log). @return SF_OK or an error. */
-int sf_segment_index_ensure(sf_segment_t *seg, int32_t index_interval);
+ * inconsistent file is rebuilt from the .log). @return SF_OK, SF_ERR_CORRUPT (the rebuild met
+ * a batch header that does not check out, at *@bad_pos), or an error. */
+int sf_segment_index_ensure(sf_segment_t *seg, int32_t index_interval, int64_t *bad_pos);
+
+/* Rebuild both indexes from the .log now (an entry pointed at no batch). Loop or I/O thread,
+ * log mutex held. @return as sf_segment_index_ensure. */
+int sf_segment_index_rebuild(sf_segment_t *seg, int32_t index_interval, int64_t *bad_pos);
 
 /* The file position of the last offset-index entry whose offset is <= @offset (0 if none).
  * Index must be loaded (sf_segment_index_ensure). */
@@ -120,16 +151,18 @@ int64_t sf_segment_time_lookup(const sf_segment_t *seg, int64_t timestamp);
 /* Scan batch headers with pread from @pos (a batch boundary) up to @end_pos for the first
  * batch whose last offset is >= @offset. Lock-free (reads bytes below a size snapshot).
  * @return SF_OK with *@found_pos, *@hdr, *@batch_size; SF_ERR_NOTFOUND at @end_pos;
- * SF_ERR_CORRUPT when a header does not parse or overruns @end_pos; SF_ERR_IO. */
+ * SF_ERR_CORRUPT when a header does not check out (length, magic 2, offsets in the segment's
+ * range) or overruns @end_pos, with its position in *@found_pos; SF_ERR_IO. */
 int sf_segment_scan(const sf_segment_t *seg, int64_t pos, int64_t end_pos, int64_t offset,
                     int64_t *found_pos, sf_recbatch_hdr_t *hdr, size_t *batch_size);
 
-/* From @pos (a batch boundary), the end of the run of whole batches that each end by
- * @max_end (and @end_pos, a size snapshot) and start below @max_offset; *@run_end == @pos
- * when the first does not qualify. Lock-free. @return SF_OK, or SF_ERR_CORRUPT / SF_ERR_IO
- * with *@run_end where the walk stopped. */
-int sf_segment_extent(const sf_segment_t *seg, int64_t pos, int64_t end_pos, int64_t max_end,
-                      int64_t max_offset, int64_t *run_end);
+/* From @pos (a batch boundary, where offset @next_offset is due), the end of the run of whole
+ * batches that each end by @max_end (and @end_pos, a size snapshot) and start below
+ * @max_offset; *@run_end == @pos when the first does not qualify. Every header in the run is
+ * checked as sf_segment_scan does, and offsets must increase. Lock-free. @return SF_OK, or
+ * SF_ERR_CORRUPT / SF_ERR_IO with *@run_end where the walk stopped. */
+int sf_segment_extent(const sf_segment_t *seg, int64_t pos, int64_t next_offset, int64_t end_pos,
+                      int64_t max_end, int64_t max_offset, int64_t *run_end);
 
 /* The codecs (bit 1 << codec) of the whole batches in [@pos, @end_pos). Lock-free.
  * @return SF_OK, SF_ERR_CORRUPT or SF_ERR_IO. */
@@ -146,7 +179,8 @@ int sf_segment_write_indexes(sf_segment_t *seg);
 int sf_segment_seal(sf_segment_t *seg);
 
 /* fsync the .log and, when @indexes, the index files (opened by path; a missing file is not
- * an error). Call without the log mutex, holding a reference. */
+ * an error). Call without the log mutex, holding a reference (not a pin: the descriptor is
+ * pinned for the length of the call). */
 int sf_segment_sync(sf_segment_t *seg, int indexes);
 
 /* The segment's largest timestamp for retention: max_timestamp, or the .log mtime (ms) when
@@ -159,6 +193,22 @@ int sf_segment_unlink(sf_segment_t *seg);
 /* Take / drop a reference (atomic; thread-safe). The last unref closes the fd and frees. */
 void sf_segment_ref(sf_segment_t *seg);
 void sf_segment_unref(sf_segment_t *seg);
+
+/* Pin the segment's .log descriptor, opening it again if the cache closed it. Thread-safe;
+ * call while the segment's files exist (the log holds the segment in its list).
+ * @return SF_OK (seg->fd valid until the matching sf_segment_fd_release) or SF_ERR_IO. */
+int sf_segment_fd_acquire(sf_segment_t *seg);
+/* Drop a pin; the descriptor stays cached until evicted. Thread-safe. */
+void sf_segment_fd_release(sf_segment_t *seg);
+
+/* Set the most .log descriptors kept open by the process (log.segment.fd.cache.size); 0 for
+ * the default, half of RLIMIT_NOFILE (at least 16). Pinned descriptors (active segments,
+ * slices being sent) are never closed, so more may be open while they are. Thread-safe. */
+void sf_segment_fd_cache_set_limit(size_t limit);
+/* The limit in force. */
+size_t sf_segment_fd_cache_limit(void);
+/* Counters: descriptors open now, opens and evictions since start (any may be NULL). */
+void sf_segment_fd_cache_stats(size_t *open_now, uint64_t *opens, uint64_t *evictions);
 
 /* Format the file name base "<dir>/<%020lld>" into @buf. */
 void sf_segment_path(char *buf, size_t size, const char *dir, int64_t base_offset);
