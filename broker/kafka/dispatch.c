@@ -45,6 +45,64 @@ static void on_metadata_thread(void *arg) {
     kapi_get(kr->api_key)->fn(kr, kr->msg);
 }
 
+/* Run the decoded request: here, or on the metadata thread for the APIs that need it. */
+static void kapi_run(sf_kreq_t *kr, const sf_kapi_t *api, void *msg) {
+    if (api->flags & SF_KAPI_METADATA_THREAD) {
+        kr->msg = msg;
+        kr->hop.fn = on_metadata_thread;
+        kr->hop.arg = kr;
+        kr->hop.heap = 0;
+        sf_broker_to_metadata(kr->b, &kr->hop);
+        return;
+    }
+    api->fn(kr, msg);
+}
+
+/* Until the first complete metadata snapshot reaches this thread (after a restart: until the
+ * broker is registered again and has read the whole cluster), every answer would describe an
+ * empty cluster: topics that exist would be unknown, and a consumer could reset its position.
+ * So a request waits for it; past READY_MAX_WAIT_MS its connection is closed, which clients
+ * treat as retriable (they reconnect). ApiVersions is answered at once. */
+#define READY_MAX_WAIT_MS 15000
+
+typedef struct ready_wait {
+    sf_kreq_t *kr;
+    const sf_kapi_t *api;
+    void *msg;
+} ready_wait_t;
+
+static int ready_attempt(void *arg, int final) {
+    ready_wait_t *rw = arg;
+    sf_kreq_refresh(rw->kr);
+    if (!rw->kr->snap) {
+        if (!final)
+            return 0;
+        sf_kreq_close(rw->kr, "metadata not loaded yet");
+        return 1;
+    }
+    kapi_run(rw->kr, rw->api, rw->msg);
+    return 1;
+}
+
+static void kapi_run_when_ready(sf_kreq_t *kr, const sf_kapi_t *api, void *msg) {
+    sf_pkey_t key = sf_pkey_metadata();
+    ready_wait_t *rw;
+    if (kr->snap || api->key == SF_PROTO_API_ApiVersions) {
+        kapi_run(kr, api, msg);
+        return;
+    }
+    rw = sf_kreq_alloc(kr, 1, sizeof(*rw));
+    if (!rw) {
+        sf_kreq_close(kr, "no memory for the request");
+        return;
+    }
+    rw->kr = kr;
+    rw->api = api;
+    rw->msg = msg;
+    if (!sf_kreq_park(kr, &key, 1, READY_MAX_WAIT_MS, ready_attempt, rw))
+        sf_kreq_close(kr, "metadata not loaded yet");
+}
+
 void sf_kafka_dispatch(sf_req_t *req, void *arg) {
     sf_broker_t *b = arg;
     int16_t key = req->hdr.RequestApiKey, ver = req->hdr.RequestApiVersion;
@@ -97,13 +155,5 @@ void sf_kafka_dispatch(sf_req_t *req, void *arg) {
                                              : "request does not decode");
         return;
     }
-    if (api->flags & SF_KAPI_METADATA_THREAD) {
-        kr->msg = msg;
-        kr->hop.fn = on_metadata_thread;
-        kr->hop.arg = kr;
-        kr->hop.heap = 0;
-        sf_broker_to_metadata(b, &kr->hop);
-        return;
-    }
-    api->fn(kr, msg);
+    kapi_run_when_ready(kr, api, msg);
 }
