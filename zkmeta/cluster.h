@@ -115,10 +115,10 @@ struct sf_zk *sf_cluster_zk(sf_cluster_t *cl);
  * Kafka's rack-unaware round-robin over the live brokers (random start index).
  * @configs: borrowed; entries with a NULL value are left out. Synchronous errors (callback
  * not called): SF_ERR_INVALID (bad name,
- * npartitions < 1, replication_factor < 1, duplicate or negative ids in @assignment, or
- * replication_factor > live brokers when @assignment is NULL), SF_ERR_TOOLARGE (the multi-op
- * would exceed ZooKeeper's 1 MB request limit: ~3000 partitions, fewer with long names and
- * chroots), SF_ERR_STATE (not ready: before on_ready or after a startup error).
+ * a partition count or replication factor sf_cluster_partitions_check refuses, duplicate or
+ * negative ids in @assignment, or replication_factor > live brokers when @assignment is
+ * NULL), SF_ERR_TOOLARGE (the assignment would not fit in a znode, see
+ * sf_cluster_partitions_check, or the multi-op would exceed ZooKeeper's 1 MB request limit), SF_ERR_STATE (not ready: before on_ready or after a startup error).
  * Asynchronous: SF_OK, SF_ERR_EXISTS, SF_ERR_IO. A config left by an earlier topic of the
  * same name is overwritten. */
 /* 1 while the ZooKeeper session is connected (a write could go through now), else 0. */
