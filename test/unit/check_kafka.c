@@ -2054,7 +2054,8 @@ START_TEST(test_dispatch_waits_for_metadata) {
     sf_proto_MetadataRequest_MetadataRequestTopic_t t;
     sf_proto_MetadataResponse_t *resp;
     sf_view_t *view = fb.view;
-    reply_t *r, *av;
+    reply_t *r, *av, *first, *second;
+    sf_wbuf_t wb;
 
     fb.view = NULL;
     sf_proto_MetadataRequest_init(&req);
@@ -2077,6 +2078,24 @@ START_TEST(test_dispatch_waits_for_metadata) {
     ck_assert_int_eq(resp->TopicsCount, 1);
     ck_assert_int_eq(resp->Topics[0].ErrorCode, 0);
     ck_assert_int_eq(resp->Topics[0].PartitionsCount, 2);
+
+    /* A request that arrives after the snapshot but while others still wait queues behind
+     * them: two pipelined appends keep their order. */
+    sf_wbuf_init(&wb);
+    put_simple(&wb, 0, 1, "first");
+    fb.view = NULL;
+    first = produce(9, "plain", 0, wb.p, wb.len, 1);
+    ck_assert_int_eq(first->state, R_PENDING);
+    fb.view = view;
+    sf_purgatory_notify(fb.purgatory, sf_pkey_metadata());
+    second = produce(9, "plain", 0, wb.p, wb.len, 1);
+    ck_assert_int_eq(second->state, R_PENDING);
+    ck_assert_int_ge(event_base_loop(fb.base, EVLOOP_NONBLOCK), 0);
+    ck_assert_int_eq(produced(first)->ErrorCode, 0);
+    ck_assert_int_eq(produced(first)->BaseOffset, 0);
+    ck_assert_int_eq(produced(second)->ErrorCode, 0);
+    ck_assert_int_eq(produced(second)->BaseOffset, 1);
+    sf_wbuf_free(&wb);
 }
 END_TEST
 
