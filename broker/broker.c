@@ -113,17 +113,23 @@ static void on_snapshot(void *arg, sf_cluster_snapshot_t *snap) {
 
 static void on_ready(void *arg, int err, const char *errmsg) {
     sf_broker_t *b = arg;
+    const sf_cluster_snapshot_t *snap;
     if (err != SF_OK) {
         sf_log(SF_LOG_ERR, "ZK", "%s", errmsg ? errmsg : sf_err_str(err));
         b->exit_code = 1;
         event_base_loopexit(b->base, NULL);
         return;
     }
+    /* The first complete snapshot went to every network thread (on_snapshot, just before):
+     * requests held until now are answered, and systemd may start what depends on us. */
     b->ready = 1;
-    sf_log(SF_LOG_NOTICE, "BROKER", "broker %d started: registered in ZooKeeper, %zu endpoint(s)",
-           b->cfg->broker_id, b->nendpoints);
+    snap = sf_cluster_current(b->cluster);
+    sf_log(SF_LOG_NOTICE, "BROKER",
+           "broker %d ready: metadata loaded (%d broker(s), %d topic(s)), serving %zu endpoint(s)",
+           b->cfg->broker_id, snap ? snap->nbrokers : 0, snap ? (int)snap->ntopics : 0,
+           b->nendpoints);
 #ifdef HAVE_SYSTEMD
-    sd_notify(0, "READY=1");
+    sd_notify(0, "READY=1\nSTATUS=serving");
 #endif
 }
 
@@ -308,6 +314,10 @@ static int start_cluster(sf_broker_t *b, char *errstr, size_t errstr_size) {
         return SF_ERR_INVALID;
     }
     rc = sf_cluster_start(b->cluster);
+#ifdef HAVE_SYSTEMD
+    if (rc == SF_OK)
+        sd_notify(0, "STATUS=registering in ZooKeeper and loading the cluster metadata");
+#endif
     if (rc != SF_OK)
         snprintf(errstr, errstr_size, "cannot start the ZooKeeper client: %s", sf_err_str(rc));
     return rc;

@@ -590,7 +590,12 @@ int sf_consumer_parse_records(sf_consumer_pool_t *pool, const char *topic, int32
             chunk->bufs = bufs;
             chunk->bufs[chunk->nbufs++] = wb.p;
             chunk->bytes += wb.cap;
-            rc = parser_records(&ps, &hdr, wb.p, wb.len, position, 0);
+            /* A payload that decompresses to nothing leaves wb.p NULL: there is no record
+             * to decode, and a batch that claims some is malformed. */
+            if (wb.len == 0)
+                rc = hdr.RecordCount == 0 ? SF_OK : SF_ERROR_MALFORMED;
+            else
+                rc = parser_records(&ps, &hdr, wb.p, wb.len, position, 0);
         }
         if (rc != SF_OK) {
             out->err = rc;

@@ -16,8 +16,16 @@ sf_kerr_t sf_err_to_kerr(int err, sf_err_op_t op) {
     case SF_ERR_CODEC: return SF_KERR_UNSUPPORTED_COMPRESSION_TYPE;
     case SF_ERR_TIMESTAMP: return SF_KERR_INVALID_TIMESTAMP;
     case SF_ERR_IO:
-        return op == SF_ERR_OP_APPEND || op == SF_ERR_OP_READ ? SF_KERR_KAFKA_STORAGE_ERROR
-                                                              : SF_KERR_UNKNOWN_SERVER_ERROR;
+        switch (op) {
+        case SF_ERR_OP_APPEND:
+        case SF_ERR_OP_READ: return SF_KERR_KAFKA_STORAGE_ERROR;
+        /* Admin writes fail with I/O errors when ZooKeeper is unreachable: the client may
+         * retry (Kafka answers REQUEST_TIMED_OUT then). */
+        case SF_ERR_OP_TOPIC:
+        case SF_ERR_OP_PARTITIONS:
+        case SF_ERR_OP_CONFIG: return SF_KERR_REQUEST_TIMED_OUT;
+        default: return SF_KERR_UNKNOWN_SERVER_ERROR;
+        }
     case SF_ERR_NOTFOUND: return SF_KERR_UNKNOWN_TOPIC_OR_PARTITION;
     case SF_ERR_EXISTS: return SF_KERR_TOPIC_ALREADY_EXISTS;
     case SF_ERR_UNSUPPORTED:

@@ -337,3 +337,6 @@ int64_t sf_cluster_broker_epoch(const sf_cluster_t *cl) {
     return cl && cl->registered ? cl->broker_epoch : -1;
 }
 struct sf_zk *sf_cluster_zk(sf_cluster_t *cl) { return cl ? cl->zk : NULL; }
+int sf_cluster_connected(const sf_cluster_t *cl) {
+    return cl && cl_alive(cl) && sf_zk_state(cl->zk) == SF_ZK_CONNECTED;
+}

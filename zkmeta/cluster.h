@@ -115,12 +115,24 @@ struct sf_zk *sf_cluster_zk(sf_cluster_t *cl);
  * Kafka's rack-unaware round-robin over the live brokers (random start index).
  * @configs: borrowed; entries with a NULL value are left out. Synchronous errors (callback
  * not called): SF_ERR_INVALID (bad name,
- * npartitions < 1, replication_factor < 1, duplicate or negative ids in @assignment, or
- * replication_factor > live brokers when @assignment is NULL), SF_ERR_TOOLARGE (the multi-op
- * would exceed ZooKeeper's 1 MB request limit: ~3000 partitions, fewer with long names and
- * chroots), SF_ERR_STATE (not ready: before on_ready or after a startup error).
+ * a partition count or replication factor sf_cluster_partitions_check refuses, duplicate or
+ * negative ids in @assignment, or replication_factor > live brokers when @assignment is
+ * NULL), SF_ERR_TOOLARGE (the assignment would not fit in a znode, see
+ * sf_cluster_partitions_check, or the multi-op would exceed ZooKeeper's 1 MB request limit), SF_ERR_STATE (not ready: before on_ready or after a startup error).
  * Asynchronous: SF_OK, SF_ERR_EXISTS, SF_ERR_IO. A config left by an earlier topic of the
  * same name is overwritten. */
+/* 1 while the ZooKeeper session is connected (a write could go through now), else 0. */
+int sf_cluster_connected(const sf_cluster_t *cl);
+
+/* Whether a topic of @npartitions partitions with @rf replicas each can be written: 1 to
+ * SF_CLUSTER_MAX_PARTITIONS partitions, 1 to SF_CLUSTER_MAX_REPLICAS replicas, and an
+ * assignment znode within ZooKeeper's 1 MB limit (about 80,000 partitions with one replica,
+ * 50,000 with three). sf_cluster_topic_create and sf_cluster_partitions_add check the same,
+ * so a validate-only request can ask first. @cl (may be NULL) gives the broker ids. Returns
+ * SF_OK, SF_ERR_INVALID or SF_ERR_TOOLARGE, with a sentence in @errstr. */
+int sf_cluster_partitions_check(const sf_cluster_t *cl, int32_t npartitions, int rf,
+                                char *errstr, size_t errstr_size);
+
 int sf_cluster_topic_create(sf_cluster_t *cl, const char *topic, int32_t npartitions,
                             int16_t replication_factor, const int32_t *assignment,
                             const sf_cluster_config_entry_t *configs, int nconfigs,

@@ -31,7 +31,7 @@
 
 /* ZooKeeper's default jute.maxbuffer is 1 MB - 1; a larger request makes the server drop the
  * connection. Keep a margin for the request header and the per-op framing we do not count. */
-#define ZK_MAX_REQUEST (1000 * 1000)
+#define ZK_MAX_REQUEST SF_ZK_MAX_REQUEST
 /* Serialized size of one multi-op entry besides its path and data: header (type, done, err),
  * two lengths, the open ACL ("world"/"anyone", perms) and the create flags. */
 #define ZK_OP_OVERHEAD 64

@@ -187,6 +187,9 @@ int sf_zk_set(sf_zk_t *zk, const char *path, const char *data, int datalen, int 
               sf_zk_stat_cb cb, void *arg);
 int sf_zk_delete(sf_zk_t *zk, const char *path, int version, sf_zk_void_cb cb, void *arg);
 /* multi: all @ops (1..SF_ZK_MULTI_MAX, copied) succeed or none does. */
+/* The largest request sent (ZooKeeper's jute.maxbuffer is 1 MB - 1, less a margin for the
+ * request header): a larger one is refused with SF_ERR_TOOLARGE. */
+#define SF_ZK_MAX_REQUEST (1000 * 1000)
 #define SF_ZK_MULTI_MAX 100000
 int sf_zk_multi(sf_zk_t *zk, const sf_zk_op_t *ops, int nops, sf_zk_multi_cb cb, void *arg);
 

@@ -307,6 +307,56 @@ static void create_multi_cb(int err, int zrc, const sf_zk_op_result_t *res, int 
     admin_multi_failed(a, zrc);
 }
 
+/* The assignment znode's share of the create multi-op: the rest (paths, the config znode)
+ * gets the remainder. */
+#define ASSIGNMENT_MAX_BYTES (SF_ZK_MAX_REQUEST - 16 * 1024)
+
+static int decimal_len(int64_t v) {
+    int n = 1;
+    for (; v >= 10; v /= 10)
+        n++;
+    return n;
+}
+
+/* Bytes of the assignment znode of partitions @from..@to-1 (sf_znode_topic_encode, compact),
+ * each with @rf replica ids of at most @id_len digits: "p":[id,id] and a comma. */
+static int64_t assignment_bytes(int32_t from, int32_t to, int rf, int id_len) {
+    int64_t n = 64; /* {"version":1,"topic_id":"<22 characters>","partitions":{}} */
+    int64_t p;
+    for (p = from; p < to; p++)
+        n += decimal_len(p) + 6 + (int64_t)rf * (id_len + 1) - 1;
+    return n;
+}
+
+int sf_cluster_partitions_check(const sf_cluster_t *cl, int32_t npartitions, int rf,
+                                char *errstr, size_t errstr_size) {
+    int id_len = 1, i;
+    int64_t bytes;
+    if (npartitions < 1 || npartitions > SF_CLUSTER_MAX_PARTITIONS) {
+        snprintf(errstr, errstr_size, "a topic has 1 to %d partitions, not %ld",
+                 SF_CLUSTER_MAX_PARTITIONS, (long)npartitions);
+        return SF_ERR_INVALID;
+    }
+    if (rf < 1 || rf > SF_CLUSTER_MAX_REPLICAS) {
+        snprintf(errstr, errstr_size, "the replication factor is 1 to %d, not %d",
+                 SF_CLUSTER_MAX_REPLICAS, rf);
+        return SF_ERR_INVALID;
+    }
+    /* Placement may put the longest broker id anywhere: count it everywhere. */
+    for (i = 0; cl && cl->current && i < cl->current->nbrokers; i++)
+        if (decimal_len(cl->current->brokers[i].id) > id_len)
+            id_len = decimal_len(cl->current->brokers[i].id);
+    bytes = assignment_bytes(0, npartitions, rf, id_len);
+    if (bytes > ASSIGNMENT_MAX_BYTES) {
+        snprintf(errstr, errstr_size,
+                 "%ld partitions with replication factor %d need a %lld-byte assignment in "
+                 "ZooKeeper, more than its %d-byte limit (jute.maxbuffer)",
+                 (long)npartitions, rf, (long long)bytes, ASSIGNMENT_MAX_BYTES);
+        return SF_ERR_TOOLARGE;
+    }
+    return SF_OK;
+}
+
 int sf_cluster_topic_create(sf_cluster_t *cl, const char *topic, int32_t npartitions,
                             int16_t replication_factor, const int32_t *assignment,
                             const sf_cluster_config_entry_t *configs, int nconfigs,
@@ -316,12 +366,13 @@ int sf_cluster_topic_create(sf_cluster_t *cl, const char *topic, int32_t npartit
     sf_cluster_partition_t *parts = NULL;
     uint8_t uuid[16];
     int rf = replication_factor, nb, i, rc = SF_ERR_NOMEM;
-    char *s;
+    char *s, why[200];
 
-    if (!sf_znode_topic_name_valid(topic) || npartitions < 1 ||
-        npartitions > SF_CLUSTER_MAX_PARTITIONS || rf < 1 || rf > SF_CLUSTER_MAX_REPLICAS ||
-        nconfigs < 0 || (nconfigs && !configs))
+    if (!sf_znode_topic_name_valid(topic) || nconfigs < 0 || (nconfigs && !configs))
         return SF_ERR_INVALID;
+    if ((rc = sf_cluster_partitions_check(cl, npartitions, rf, why, sizeof(why))) != SF_OK)
+        return rc;
+    rc = SF_ERR_NOMEM;
     if (!ready_for_admin(cl))
         return SF_ERR_STATE;
     for (i = 0; i < nconfigs; i++)
@@ -770,9 +821,13 @@ static void add_issue(struct cl_admin *a) {
 int sf_cluster_partitions_add(sf_cluster_t *cl, const char *topic, int32_t new_total,
                               const int32_t *assignment, sf_cluster_done_cb done, void *arg) {
     struct cl_admin *a;
-    if (!sf_znode_topic_name_valid(topic) || new_total < 2 ||
-        new_total > SF_CLUSTER_MAX_PARTITIONS)
+    char why[200];
+    int rc;
+    if (!sf_znode_topic_name_valid(topic) || new_total < 2)
         return SF_ERR_INVALID;
+    /* The replication factor of the new partitions is the topic's; 1 bounds it from below. */
+    if ((rc = sf_cluster_partitions_check(cl, new_total, 1, why, sizeof(why))) != SF_OK)
+        return rc;
     if (!ready_for_admin(cl))
         return SF_ERR_STATE;
     a = admin_new(cl, A_ADD, topic, done, arg);

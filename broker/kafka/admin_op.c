@@ -204,6 +204,16 @@ void sf_admin_run(sf_admin_op_t *op, int32_t timeout_ms) {
         check(op, 1);
 }
 
+char *sf_admin_name_dup(sf_slice_t s) {
+    char *r;
+    if (s.len < 0 || !(r = malloc((size_t)s.len + 1)))
+        return NULL;
+    if (s.len)
+        memcpy(r, s.p, (size_t)s.len);
+    sf_kreq_nul_mark(r, (size_t)s.len);
+    return r;
+}
+
 static int key_cmp(const void *a, const void *b) {
     const sf_admin_key_t *x = a, *y = b;
     int32_t n = x->name.len < y->name.len ? x->name.len : y->name.len;

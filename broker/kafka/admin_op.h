@@ -69,6 +69,11 @@ sf_admin_op_t *sf_admin_op_new(sf_kreq_t *kr, sf_admin_kind_t kind, int nitems,
 /* Free an operation that was never run (sf_admin_run frees the others). */
 void sf_admin_op_free(sf_admin_op_t *op);
 
+/* A heap copy of the name @s for an item (the caller frees it); a NUL inside becomes
+ * SF_KREQ_NUL_MARK, so the name is refused rather than cut short. NULL for a null slice or no
+ * memory. */
+char *sf_admin_name_dup(sf_slice_t s);
+
 /* Set @it's error and message unless it has one already. Returns 0. */
 int sf_admin_fail(sf_admin_item_t *it, int16_t err, const char *msg);
 

@@ -424,7 +424,7 @@ static int prepare_configs(sf_kreq_t *kr, sf_admin_item_t *it, const config_reso
 static int prepare_topic(sf_kreq_t *kr, sf_admin_item_t *it, const config_resource_t *res,
                          int incremental) {
     config_target_t tg;
-    if (!(it->topic = sf_slice_strdup(res->ResourceName)))
+    if (!(it->topic = sf_admin_name_dup(res->ResourceName)))
         return sf_admin_fail(it, SF_KERR_UNKNOWN_SERVER_ERROR, NULL);
     memset(&tg, 0, sizeof(tg));
     tg.target = it->target = SF_ADMIN_TARGET_TOPIC;

@@ -14,6 +14,25 @@
 
 /* ---- CreateTopics ---- */
 
+/* The partition count and replication factor the cluster module will accept, checked the
+ * same way for a validate-only request as for a real one. Returns 0 after failing @it. */
+static int partitions_fit(sf_kreq_t *kr, sf_cluster_t *cl, sf_admin_item_t *it, int rf) {
+    char why[200];
+    int rc = sf_cluster_partitions_check(cl, it->partitions, rf, why, sizeof(why));
+    if (rc == SF_OK) {
+        /* A validate-only request answers what the real one would: it could not be written
+         * now (the real one gets REQUEST_TIMED_OUT). */
+        if (it->op->validate_only && !sf_cluster_connected(cl))
+            return sf_admin_fail(it, SF_KERR_REQUEST_TIMED_OUT, "ZooKeeper is not reachable");
+        return 1;
+    }
+    return sf_admin_fail(it, rc == SF_ERR_INVALID && it->partitions >= 1 &&
+                                     it->partitions <= SF_CLUSTER_MAX_PARTITIONS
+                                 ? SF_KERR_INVALID_REPLICATION_FACTOR
+                                 : SF_KERR_INVALID_PARTITIONS,
+                         sf_kreq_printf(kr, "%s", why));
+}
+
 /* The created topic's configs for the v5+ response (KIP-525). */
 static void describe_created(sf_kreq_t *kr, const sf_cluster_topic_t *t,
                              sf_proto_CreateTopicsResponse_CreatableTopicResult_t *rt) {
@@ -184,6 +203,8 @@ static void create_one(sf_kreq_t *kr, const sf_proto_CreateTopicsRequest_t *creq
             return;
         }
     }
+    if (!partitions_fit(kr, cl, it, it->replication_factor))
+        return;
     if (!create_configs(kr, ct, it, &configs) || creq->ValidateOnly)
         return;
     sf_admin_started(it, sf_cluster_topic_create(cl, it->topic, it->partitions,
@@ -208,7 +229,7 @@ void sf_kapi_CreateTopics(sf_kreq_t *kr, void *msg) {
     }
     op->validate_only = creq->ValidateOnly;
     for (i = 0; i < creq->TopicsCount; i++) {
-        op->items[i].topic = sf_slice_strdup(creq->Topics[i].Name);
+        op->items[i].topic = sf_admin_name_dup(creq->Topics[i].Name);
         keys[i].name = sf_slice_cstr(op->items[i].topic);
         keys[i].idx = i;
     }
@@ -262,14 +283,14 @@ void sf_kapi_DeleteTopics(sf_kreq_t *kr, void *msg) {
             const sf_proto_DeleteTopicsRequest_DeleteTopicState_t *ts = &dreq->Topics[i];
             const sf_cluster_topic_t *t = ts->Name.len < 0 ? sf_kreq_topic_by_id(kr, &ts->TopicId)
                                                            : NULL;
-            it->topic = t ? strdup(t->name) : sf_slice_strdup(ts->Name);
+            it->topic = t ? strdup(t->name) : sf_admin_name_dup(ts->Name);
             it->resource_name.p = ts->TopicId.b; /* answered with the id it was asked by */
             it->resource_name.len = 16;
             if (!it->topic) {
                 sf_admin_fail(it, SF_KERR_UNKNOWN_TOPIC_ID, "no topic has that id");
                 continue;
             }
-        } else if (!(it->topic = sf_slice_strdup(dreq->TopicNames[i]))) {
+        } else if (!(it->topic = sf_admin_name_dup(dreq->TopicNames[i]))) {
             sf_admin_fail(it, SF_KERR_INVALID_REQUEST, "null topic name");
             continue;
         }
@@ -344,7 +365,7 @@ void sf_kapi_CreatePartitions(sf_kreq_t *kr, void *msg) {
         sf_admin_item_t *it = &op->items[i];
         const sf_cluster_topic_t *t;
         int32_t *assignment = NULL;
-        it->topic = sf_slice_strdup(ct->Name);
+        it->topic = sf_admin_name_dup(ct->Name);
         it->partitions = ct->Count;
         if (!it->topic) {
             sf_admin_fail(it, SF_KERR_INVALID_REQUEST, "null topic name");
@@ -356,6 +377,8 @@ void sf_kapi_CreatePartitions(sf_kreq_t *kr, void *msg) {
                                              "larger", t->npartitions));
         } else if (!cl) {
             sf_admin_fail(it, SF_KERR_NOT_CONTROLLER, "the broker is not registered in ZooKeeper yet");
+        } else if (!partitions_fit(kr, cl, it, t->npartitions ? t->partitions[0].nreplicas : 1)) {
+            continue;
         } else if ((ct->AssignmentsCount <= 0 || new_assignment(kr, ct, t, it, &assignment)) &&
                    !creq->ValidateOnly) {
             sf_admin_started(it, sf_cluster_partitions_add(cl, it->topic, ct->Count, assignment,

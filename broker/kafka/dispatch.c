@@ -1,6 +1,7 @@
 /* The dispatch table and the path of every request from the server to its handler. */
 #include "dispatch.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,94 @@ static void on_metadata_thread(void *arg) {
     sf_kreq_t *kr = arg;
     sf_kreq_refresh(kr);
     kapi_get(kr->api_key)->fn(kr, kr->msg);
+}
+
+/* Run the decoded request: here, or on the metadata thread for the APIs that need it. */
+static void kapi_run(sf_kreq_t *kr, const sf_kapi_t *api, void *msg) {
+    if (api->flags & SF_KAPI_METADATA_THREAD) {
+        kr->msg = msg;
+        kr->hop.fn = on_metadata_thread;
+        kr->hop.arg = kr;
+        kr->hop.heap = 0;
+        sf_broker_to_metadata(kr->b, &kr->hop);
+        return;
+    }
+    api->fn(kr, msg);
+}
+
+/* Until the first complete metadata snapshot reaches this thread (after a restart: until the
+ * broker is registered again and has read the whole cluster), every answer would describe an
+ * empty cluster: topics that exist would be unknown, and a consumer could reset its position.
+ * So a request waits for it; past READY_MAX_WAIT_MS its connection is closed, which clients
+ * treat as retriable (they reconnect). ApiVersions is answered at once. */
+#define READY_MAX_WAIT_MS 15000
+
+typedef struct ready_wait ready_wait_t;
+struct ready_wait {
+    sf_kreq_t *kr;
+    const sf_kapi_t *api;
+    void *msg;
+    sf_pwait_t *wait;
+    ready_wait_t *next;
+};
+
+/* This thread's waiting requests in arrival order. They run in that order, and a request that
+ * arrives while any still wait queues behind them even once the snapshot is there: a client's
+ * pipelined produce requests keep their order. */
+static _Thread_local ready_wait_t *ready_head, *ready_tail;
+
+static void ready_finish(ready_wait_t *rw) {
+    sf_kreq_refresh(rw->kr);
+    if (rw->kr->snap)
+        kapi_run(rw->kr, rw->api, rw->msg);
+    else
+        sf_kreq_close(rw->kr, "metadata not loaded yet");
+}
+
+static int ready_attempt(void *arg, int final) {
+    ready_wait_t *rw = arg, *h;
+    sf_kreq_refresh(rw->kr);
+    if (!rw->kr->snap && !final)
+        return 0;
+    /* The requests that came before it go first (their own waits are forgotten). */
+    while ((h = ready_head) != NULL) {
+        ready_head = h->next;
+        if (!ready_head)
+            ready_tail = NULL;
+        if (h == rw)
+            break;
+        sf_purgatory_cancel(sf_broker_purgatory(h->kr->b), h->wait);
+        ready_finish(h);
+    }
+    assert(h == rw);
+    ready_finish(rw);
+    return 1;
+}
+
+static void kapi_run_when_ready(sf_kreq_t *kr, const sf_kapi_t *api, void *msg) {
+    sf_pkey_t key = sf_pkey_metadata();
+    ready_wait_t *rw;
+    if ((kr->snap && !ready_head) || api->key == SF_PROTO_API_ApiVersions) {
+        kapi_run(kr, api, msg);
+        return;
+    }
+    rw = sf_kreq_alloc(kr, 1, sizeof(*rw));
+    if (!rw) {
+        sf_kreq_close(kr, "no memory for the request");
+        return;
+    }
+    rw->kr = kr;
+    rw->api = api;
+    rw->msg = msg;
+    rw->next = NULL;
+    if (ready_tail)
+        ready_tail->next = rw;
+    else
+        ready_head = rw;
+    ready_tail = rw;
+    rw->wait = sf_kreq_park(kr, &key, 1, READY_MAX_WAIT_MS, ready_attempt, rw);
+    if (!rw->wait)
+        (void)ready_attempt(rw, 1); /* shutting down or no memory: answer now, in order */
 }
 
 void sf_kafka_dispatch(sf_req_t *req, void *arg) {
@@ -99,13 +188,5 @@ void sf_kafka_dispatch(sf_req_t *req, void *arg) {
                                              : "request does not decode");
         return;
     }
-    if (api->flags & SF_KAPI_METADATA_THREAD) {
-        kr->msg = msg;
-        kr->hop.fn = on_metadata_thread;
-        kr->hop.arg = kr;
-        kr->hop.heap = 0;
-        sf_broker_to_metadata(b, &kr->hop);
-        return;
-    }
-    api->fn(kr, msg);
+    kapi_run_when_ready(kr, api, msg);
 }

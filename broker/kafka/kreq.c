@@ -11,6 +11,7 @@
 #include "log.h"
 #include "logging.h"
 #include "metrics.h"
+#include "znode.h"
 
 char *sf_kreq_str(sf_kreq_t *kr, sf_slice_t s) {
     char *r;
@@ -19,7 +20,16 @@ char *sf_kreq_str(sf_kreq_t *kr, sf_slice_t s) {
     r = sf_arena_alloc(kr->arena, (size_t)s.len + 1);
     if (r && s.len)
         memcpy(r, s.p, (size_t)s.len);
+    if (r)
+        sf_kreq_nul_mark(r, (size_t)s.len);
     return r;
+}
+
+void sf_kreq_nul_mark(char *s, size_t len) {
+    char *z;
+    while ((z = memchr(s, '\0', len)) != NULL)
+        *z = SF_KREQ_NUL_MARK;
+    s[len] = '\0';
 }
 
 sf_slice_t sf_kreq_slice(sf_kreq_t *kr, const char *s) {
@@ -286,7 +296,9 @@ sf_partition_t *sf_kreq_leader(sf_kreq_t *kr, const char *topic, int32_t partiti
     const sf_cluster_partition_t *part = sf_kreq_partition(kr, topic, partition);
     sf_partition_t *p;
     if (!part) {
-        *err = SF_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+        /* A name no topic can have (a NUL inside, say) is refused as such. */
+        *err = topic && !sf_znode_topic_name_valid(topic) ? SF_KERR_INVALID_TOPIC_EXCEPTION
+                                                          : SF_KERR_UNKNOWN_TOPIC_OR_PARTITION;
         return NULL;
     }
     if (part->leader != sf_broker_cfg(kr->b)->broker_id ||

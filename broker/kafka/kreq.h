@@ -68,8 +68,18 @@ struct sf_kreq {
     void *jobs_arg;
 };
 
-/* A NUL-terminated copy of @s in the arena; NULL for a null slice or no memory. */
+/* A NUL-terminated copy of @s in the arena; NULL for a null slice or no memory. A NUL inside
+ * @s becomes SF_KREQ_NUL_MARK (sf_kreq_nul_mark). */
 char *sf_kreq_str(sf_kreq_t *kr, sf_slice_t s);
+
+/* What a NUL inside a request's string becomes in its C copy: a C string cannot hold the NUL,
+ * and cutting the name there would make "a\0b" name topic "a". DEL is a byte no topic name,
+ * config name or config value accepts, so such a string is refused wherever it is checked. */
+#define SF_KREQ_NUL_MARK '\x7f'
+
+/* Replace each NUL in the first @len bytes of @s with SF_KREQ_NUL_MARK and terminate @s at
+ * @len (@s has @len + 1 bytes). */
+void sf_kreq_nul_mark(char *s, size_t len);
 /* A slice holding a copy of the C string @s in the arena ({NULL, 0} on no memory). */
 sf_slice_t sf_kreq_slice(sf_kreq_t *kr, const char *s);
 /* A formatted message in the arena (NULL on no memory). */

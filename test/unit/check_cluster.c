@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cluster.h"
+#include "zk.h"
 #include "placement.h"
 #include "znode.h"
 #include "err.h"
@@ -344,6 +345,60 @@ static sf_cluster_snapshot_t *make_snapshot(void) {
     return sf_cluster_snapshot_build_copy(strdup("cid"), 1, 4, b, 3, t, 3);
 }
 
+/* The partition counts a topic may have: the same answer for validate-only and real creates,
+ * and a bound that matches what the assignment encoder really writes. */
+START_TEST(test_partitions_check) {
+    char why[200];
+    int32_t lo, hi, mid, *ids;
+    sf_cluster_partition_t *parts;
+    uint8_t uuid[16] = {0};
+    char *json;
+    int32_t p;
+
+    ck_assert_int_eq(sf_cluster_partitions_check(NULL, 2147483647, 1, why, sizeof(why)),
+                     SF_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(why, "2147483647"));
+    ck_assert_int_eq(sf_cluster_partitions_check(NULL, 0, 1, why, sizeof(why)), SF_ERR_INVALID);
+    ck_assert_int_eq(sf_cluster_partitions_check(NULL, 1, 0, why, sizeof(why)), SF_ERR_INVALID);
+    ck_assert_int_eq(sf_cluster_partitions_check(NULL, 1, SF_CLUSTER_MAX_REPLICAS + 1, why,
+                                                 sizeof(why)),
+                     SF_ERR_INVALID);
+    ck_assert_int_eq(sf_cluster_partitions_check(NULL, SF_CLUSTER_MAX_PARTITIONS, 1, why,
+                                                 sizeof(why)),
+                     SF_ERR_TOOLARGE);
+    ck_assert_ptr_nonnull(strstr(why, "jute.maxbuffer"));
+    /* The largest count with one replica (broker 1), as cluster.h documents it. */
+    lo = 1;
+    hi = SF_CLUSTER_MAX_PARTITIONS;
+    while (lo < hi) {
+        mid = lo + (hi - lo + 1) / 2;
+        if (sf_cluster_partitions_check(NULL, mid, 1, why, sizeof(why)) == SF_OK)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    ck_assert_int_ge(lo, 80000);
+    ck_assert_int_eq(sf_cluster_partitions_check(NULL, 50000, 3, why, sizeof(why)), SF_OK);
+    /* What the encoder writes for it fits in one ZooKeeper request. */
+    parts = calloc((size_t)lo, sizeof(*parts));
+    ids = calloc((size_t)lo, sizeof(*ids));
+    ck_assert_ptr_nonnull(parts);
+    ck_assert_ptr_nonnull(ids);
+    for (p = 0; p < lo; p++) {
+        ids[p] = 1;
+        parts[p].partition = p;
+        parts[p].replicas = &ids[p];
+        parts[p].nreplicas = 1;
+    }
+    json = sf_znode_topic_encode(uuid, parts, lo);
+    ck_assert_ptr_nonnull(json);
+    ck_assert_uint_lt(strlen(json), SF_ZK_MAX_REQUEST);
+    free(json);
+    free(ids);
+    free(parts);
+}
+END_TEST
+
 START_TEST(test_snapshot_lookup) {
     sf_cluster_snapshot_t *s = make_snapshot();
     ck_assert_ptr_nonnull(s);
@@ -673,6 +728,7 @@ static Suite *cluster_suite(void) {
     tcase_add_test(core, test_snapshot_lookup);
     tcase_add_test(core, test_topic_names);
     tcase_add_test(limits, test_malformed_everywhere);
+    tcase_add_test(limits, test_partitions_check);
     tcase_add_test(limits, test_broker_wrong_types);
     tcase_add_test(limits, test_topic_wrong_types);
     tcase_add_test(limits, test_pstate_config_controller_wrong_types);

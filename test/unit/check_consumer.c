@@ -716,6 +716,43 @@ START_TEST(test_garbage_compressed) {
 }
 END_TEST
 
+/* A compressed batch whose payload decompresses to nothing: no record comes out of it, and
+ * one that claims records is malformed (never arithmetic on an absent buffer). */
+START_TEST(test_compressed_empty) {
+    static const sf_compress_codec_t codecs[] = {SF_COMPRESS_GZIP, SF_COMPRESS_SNAPPY,
+                                                 SF_COMPRESS_LZ4, SF_COMPRESS_ZSTD};
+    size_t i;
+    for (i = 0; i < sizeof(codecs) / sizeof(codecs[0]); i++) {
+        sf_wbuf_t wb, z;
+        sf_recbatch_hdr_t h;
+        sf_consumer_parse_t res;
+        sf_wbuf_init(&wb);
+        sf_wbuf_init(&z);
+        ck_assert_int_eq(sf_compress(codecs[i], -1, "", 0, &z), SF_OK);
+        memset(&h, 0, sizeof(h));
+        h.BaseOffset = 5;
+        h.Magic = 2;
+        h.Attributes = (int16_t)codecs[i];
+        h.LastOffsetDelta = 0;
+        h.RecordCount = 0;
+        h.ProducerId = -1;
+        ck_assert_int_eq(sf_recbatch_build_raw(&wb, &h, z.p, z.len), SF_OK);
+        add_batch(&wb, 6, 2);
+        /* The empty batch is passed over; the next one is delivered. */
+        parse_expect(wb.p, wb.len, 5, 6, 7, 8, &res);
+        ck_assert_int_eq(res.err, 0);
+        /* The same empty payload claiming one record. */
+        sf_wbuf_reset(&wb);
+        h.RecordCount = 1;
+        ck_assert_int_eq(sf_recbatch_build_raw(&wb, &h, z.p, z.len), SF_OK);
+        parse_expect(wb.p, wb.len, 5, 1, 0, 5, &res);
+        ck_assert_int_eq(res.err, SF_ERROR_MALFORMED);
+        sf_wbuf_free(&z);
+        sf_wbuf_free(&wb);
+    }
+}
+END_TEST
+
 /* Large chunks come from the pool and go back to it; a message outlives the pool's owner. */
 START_TEST(test_pool_reuse) {
     sf_consumer_pool_t *pool = sf_consumer_pool_new();
@@ -769,6 +806,7 @@ static Suite *consumer_suite(void) {
     tcase_add_test(limits, test_header_extremes);
     tcase_add_test(limits, test_decompression_cap);
     tcase_add_test(limits, test_garbage_compressed);
+    tcase_add_test(limits, test_compressed_empty);
     tcase_add_test(limits, test_malformed_record);
     tcase_add_test(limits, test_truncated_and_flipped_everywhere);
     suite_add_tcase(s, core);

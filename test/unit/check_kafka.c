@@ -2044,6 +2044,128 @@ START_TEST(test_delete_records_refused) {
 }
 END_TEST
 
+/* ---- readiness and names ---- */
+
+/* Before the first metadata snapshot, requests other than ApiVersions wait for it instead of
+ * describing an empty cluster, and are answered once it arrives. */
+START_TEST(test_dispatch_waits_for_metadata) {
+    static const char *const plain[] = {"plain"};
+    sf_proto_MetadataRequest_t req;
+    sf_proto_MetadataRequest_MetadataRequestTopic_t t;
+    sf_proto_MetadataResponse_t *resp;
+    sf_view_t *view = fb.view;
+    reply_t *r, *av, *first, *second;
+    sf_wbuf_t wb;
+
+    fb.view = NULL;
+    sf_proto_MetadataRequest_init(&req);
+    sf_proto_MetadataRequest_MetadataRequestTopic_init(&t);
+    t.Name = sf_slice_cstr(plain[0]);
+    req.TopicsCount = 1;
+    req.Topics = &t;
+    r = send_msg(SF_PROTO_API_Metadata, 4, &req);
+    ck_assert_int_eq(r->state, R_PENDING);
+    ck_assert_uint_eq(sf_purgatory_size(fb.purgatory), 1);
+    av = send_raw(SF_PROTO_API_ApiVersions, 0, "", 0);
+    ck_assert_int_eq(av->state, R_BODY);
+    ck_assert_int_ge(event_base_loop(fb.base, EVLOOP_NONBLOCK), 0);
+    ck_assert_int_eq(r->state, R_PENDING);
+    /* The snapshot arrives: the topic is there. */
+    fb.view = view;
+    sf_purgatory_notify(fb.purgatory, sf_pkey_metadata());
+    ck_assert_int_ge(event_base_loop(fb.base, EVLOOP_NONBLOCK), 0);
+    resp = body_of(r);
+    ck_assert_int_eq(resp->TopicsCount, 1);
+    ck_assert_int_eq(resp->Topics[0].ErrorCode, 0);
+    ck_assert_int_eq(resp->Topics[0].PartitionsCount, 2);
+
+    /* A request that arrives after the snapshot but while others still wait queues behind
+     * them: two pipelined appends keep their order. */
+    sf_wbuf_init(&wb);
+    put_simple(&wb, 0, 1, "first");
+    fb.view = NULL;
+    first = produce(9, "plain", 0, wb.p, wb.len, 1);
+    ck_assert_int_eq(first->state, R_PENDING);
+    fb.view = view;
+    sf_purgatory_notify(fb.purgatory, sf_pkey_metadata());
+    second = produce(9, "plain", 0, wb.p, wb.len, 1);
+    ck_assert_int_eq(second->state, R_PENDING);
+    ck_assert_int_ge(event_base_loop(fb.base, EVLOOP_NONBLOCK), 0);
+    ck_assert_int_eq(produced(first)->ErrorCode, 0);
+    ck_assert_int_eq(produced(first)->BaseOffset, 0);
+    ck_assert_int_eq(produced(second)->ErrorCode, 0);
+    ck_assert_int_eq(produced(second)->BaseOffset, 1);
+    sf_wbuf_free(&wb);
+}
+END_TEST
+
+/* A NUL inside a topic name is refused as an invalid name wherever a name is taken, never cut
+ * short to the topic before it ("plain\0x" is not "plain"). */
+START_TEST(test_names_with_nul) {
+    static const char nul_plain[] = "plain\0x", nul_new[] = "fresh\0x";
+    sf_proto_MetadataRequest_t mreq;
+    sf_proto_MetadataRequest_MetadataRequestTopic_t mt;
+    sf_proto_MetadataResponse_t *mresp;
+    sf_proto_CreateTopicsRequest_t creq;
+    sf_proto_CreateTopicsRequest_CreatableTopic_t ct;
+    sf_proto_CreateTopicsResponse_t *cresp;
+    sf_proto_ProduceRequest_t preq;
+    sf_proto_ProduceRequest_TopicProduceData_t td;
+    sf_proto_ProduceRequest_PartitionProduceData_t pd;
+    sf_wbuf_t wb;
+    reply_t *r;
+    int16_t v;
+
+    for (v = 1; v <= 12; v += 3) {
+        sf_proto_MetadataRequest_init(&mreq);
+        sf_proto_MetadataRequest_MetadataRequestTopic_init(&mt);
+        mreq.TopicsCount = 1;
+        mreq.Topics = &mt;
+        mreq.AllowAutoTopicCreation = true;
+        mt.Name = (sf_slice_t){(const uint8_t *)nul_plain, sizeof(nul_plain) - 1};
+        mresp = body_of(send_msg(SF_PROTO_API_Metadata, v, &mreq));
+        ck_assert_int_eq(mresp->Topics[0].ErrorCode, SF_KERR_INVALID_TOPIC_EXCEPTION);
+        mt.Name = (sf_slice_t){(const uint8_t *)nul_new, sizeof(nul_new) - 1};
+        mresp = body_of(send_msg(SF_PROTO_API_Metadata, v, &mreq));
+        ck_assert_int_eq(mresp->Topics[0].ErrorCode, SF_KERR_INVALID_TOPIC_EXCEPTION);
+    }
+    /* CreateTopics, validate-only and real. */
+    for (v = 0; v <= 1; v++) {
+        sf_proto_CreateTopicsRequest_init(&creq);
+        sf_proto_CreateTopicsRequest_CreatableTopic_init(&ct);
+        ct.Name = (sf_slice_t){(const uint8_t *)nul_new, sizeof(nul_new) - 1};
+        ct.NumPartitions = 1;
+        ct.ReplicationFactor = 1;
+        creq.TopicsCount = 1;
+        creq.Topics = &ct;
+        creq.ValidateOnly = v;
+        cresp = body_of(send_msg(SF_PROTO_API_CreateTopics, 4, &creq));
+        ck_assert_int_eq(cresp->TopicsCount, 1);
+        ck_assert_int_eq(cresp->Topics[0].ErrorCode, SF_KERR_INVALID_TOPIC_EXCEPTION);
+    }
+    /* Produce: nothing reaches "plain". */
+    sf_wbuf_init(&wb);
+    put_simple(&wb, 0, 1, "nul");
+    sf_proto_ProduceRequest_init(&preq);
+    sf_proto_ProduceRequest_TopicProduceData_init(&td);
+    sf_proto_ProduceRequest_PartitionProduceData_init(&pd);
+    preq.TransactionalId = sf_slice_cstr(NULL);
+    preq.Acks = 1;
+    preq.TimeoutMs = 1000;
+    preq.TopicDataCount = 1;
+    preq.TopicData = &td;
+    td.Name = (sf_slice_t){(const uint8_t *)nul_plain, sizeof(nul_plain) - 1};
+    td.PartitionDataCount = 1;
+    td.PartitionData = &pd;
+    pd.Records.p = wb.p;
+    pd.Records.len = (int32_t)wb.len;
+    r = send_msg(SF_PROTO_API_Produce, 9, &preq);
+    ck_assert_int_eq(produced(r)->ErrorCode, SF_KERR_INVALID_TOPIC_EXCEPTION);
+    ck_assert_int_eq(sf_log_end_offset(log_of("plain", 0)), 0);
+    sf_wbuf_free(&wb);
+}
+END_TEST
+
 static Suite *kafka_suite(void) {
     Suite *s = suite_create("kafka");
     TCase *core = tcase_create("core"), *limits = tcase_create("limits");
@@ -2080,6 +2202,8 @@ static Suite *kafka_suite(void) {
     tcase_add_test(limits, test_metadata_unknown_topics);
     tcase_add_test(limits, test_describe_configs_unknown);
     tcase_add_test(limits, test_delete_records_refused);
+    tcase_add_test(limits, test_dispatch_waits_for_metadata);
+    tcase_add_test(limits, test_names_with_nul);
     suite_add_tcase(s, core);
     suite_add_tcase(s, limits);
     return s;
