@@ -58,13 +58,8 @@ sf_mailbox_t *sf_mailbox_new(struct event_base *base, pthread_t owner) {
 }
 
 void sf_mailbox_put(sf_mailbox_t *mb, sf_mail_t *m) {
-    m->next = NULL;
     pthread_mutex_lock(&mb->mu);
-    if (mb->tail)
-        mb->tail->next = m;
-    else
-        mb->head = m;
-    mb->tail = m;
+    sf_mail_append(&mb->head, &mb->tail, m);
     pthread_mutex_unlock(&mb->mu);
     event_active(mb->wake, 0, 0);
 }

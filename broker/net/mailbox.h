@@ -22,6 +22,16 @@ typedef struct sf_mail {
     int heap; /* allocated by sf_mailbox_post: freed after @fn ran */
 } sf_mail_t;
 
+/* Append @m to the list @head..@tail (the caller holds the list's lock). */
+static inline void sf_mail_append(sf_mail_t **head, sf_mail_t **tail, sf_mail_t *m) {
+    m->next = NULL;
+    if (*tail)
+        (*tail)->next = m;
+    else
+        *head = m;
+    *tail = m;
+}
+
 /* Run a list of closures linked by next, in order (freeing those with heap set). */
 void sf_mail_run_list(sf_mail_t *m);
 

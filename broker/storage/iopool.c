@@ -91,11 +91,7 @@ void sf_iopool_submit(sf_iopool_t *pool, uint64_t key, sf_mail_t *job) {
     }
     t = &pool->threads[key % (uint64_t)pool->n];
     pthread_mutex_lock(&t->mu);
-    if (t->tail)
-        t->tail->next = job;
-    else
-        t->head = job;
-    t->tail = job;
+    sf_mail_append(&t->head, &t->tail, job);
     wake = t->idle;
     pthread_mutex_unlock(&t->mu);
     if (wake)
