@@ -28,6 +28,7 @@
 #include "mailbox.h"
 #include "purgatory.h"
 #include "replicas.h"
+#include "replication.h"
 #include "view.h"
 #include "netlimit.h"
 #include "worker.h"
@@ -49,6 +50,7 @@ struct sf_broker {
     sf_iopool_t *manager;     /* log creation, deletion and retention */
     sf_purgatory_t *purgatory; /* the metadata thread's (admin requests) */
     sf_replicas_t *replicas;
+    sf_replication_t *replication; /* followers' fetches, leaders' ISR changes */
     sf_view_t *view;          /* the metadata thread's newest view */
     sf_cluster_t *cluster;
     struct event *retention_ev;
@@ -57,6 +59,8 @@ struct sf_broker {
     char **endpoints; /* advertised "NAME://host:port" */
     size_t nendpoints;
     int ready;
+    int handing_off;       /* a controlled shutdown is under way */
+    sf_mail_t handoff_done; /* ... and its end, posted here */
     int stopping;
     int quiescing; /* workers yet to confirm they stopped reading */
     int exit_code;
@@ -100,6 +104,7 @@ static void publish_view(void *arg, sf_view_t *v) {
     }
     sf_view_unref(b->view);
     b->view = v;
+    sf_replication_update(b->replication, v);
     sf_purgatory_notify(b->purgatory, sf_pkey_metadata());
 }
 
@@ -350,6 +355,7 @@ int sf_broker_new(struct event_base *base, const sf_brokercfg_t *cfg, sf_broker_
     if ((rc = sf_acceptor_new(base, cfg, handoff, b, &b->acceptor, errstr, errstr_size)) != SF_OK ||
         (rc = sf_httpd_new(base, b, cfg, &b->httpd, errstr, errstr_size)) != SF_OK ||
         (rc = make_endpoints(b, errstr, errstr_size)) != SF_OK ||
+        (rc = sf_replication_new(cfg, b, &b->replication, errstr, errstr_size)) != SF_OK ||
         (rc = start_cluster(b, errstr, errstr_size)) != SF_OK)
         goto err;
     tv.tv_sec = cfg->log_retention_check_interval_ms / 1000;
@@ -368,6 +374,9 @@ err:
  * leaving only the metadata thread. */
 static void stop_threads(sf_broker_t *b) {
     int i;
+    /* No more follower appends, nor wake-ups for the workers. */
+    sf_replication_free(b->replication);
+    b->replication = NULL;
     /* Appends and reads still queued finish; their answers go to the workers. */
     sf_iopool_free(b->io);
     b->io = NULL;
@@ -415,15 +424,13 @@ static void worker_quiesced(void *arg) {
         finish_shutdown(b);
 }
 
-void sf_broker_shutdown(sf_broker_t *b) {
+/* The shutdown proper, once leadership moved off this broker (or could not). */
+static void shutdown_rest(void *arg) {
+    sf_broker_t *b = arg;
     int i;
     if (b->stopping)
         return;
     b->stopping = 1;
-    sf_log(SF_LOG_NOTICE, "BROKER", "shutting down");
-#ifdef HAVE_SYSTEMD
-    sd_notify(0, "STOPPING=1");
-#endif
     sf_acceptor_stop(b->acceptor);
     sf_httpd_free(b->httpd);
     b->httpd = NULL;
@@ -436,6 +443,28 @@ void sf_broker_shutdown(sf_broker_t *b) {
         sf_worker_quiesce(b->workers[i], b->mb, worker_quiesced, b);
     if (b->nworkers == 0)
         finish_shutdown(b);
+}
+
+void sf_broker_shutdown(sf_broker_t *b) {
+    if (b->stopping)
+        return;
+    if (b->handing_off) {
+        shutdown_rest(b); /* asked twice: stop waiting for the controller */
+        return;
+    }
+    sf_log(SF_LOG_NOTICE, "BROKER", "shutting down");
+#ifdef HAVE_SYSTEMD
+    sd_notify(0, "STOPPING=1");
+#endif
+    /* Clients and followers are still served while the controller moves leadership away. */
+    b->handoff_done.fn = shutdown_rest;
+    b->handoff_done.arg = b;
+    b->handoff_done.heap = 0;
+    if (b->ready && sf_replication_controlled_shutdown(b->replication, &b->handoff_done)) {
+        b->handing_off = 1;
+        return;
+    }
+    shutdown_rest(b);
 }
 
 void sf_broker_reload(sf_broker_t *b) {

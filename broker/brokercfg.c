@@ -109,6 +109,33 @@ static const key_def_t keys[] = {
      "a number of replicas", NULL, NULL, "in-sync replicas required by acks=all"},
     {"auto.create.topics.enable", KT_BOOL, FIELD(cfg.auto_create_topics_enable), 0, 0, "true", NULL,
      NULL, NULL, "create unknown topics on metadata requests"},
+    {"inter.broker.listener.name", KT_STRING, FIELD(cfg.inter_broker_listener_name), 0, 0, NULL,
+     NULL, NULL, NULL, "the listener brokers reach each other on (default: the first one)"},
+    {"security.inter.broker.protocol", KT_STRING, FIELD(cfg.security_inter_broker_protocol), 0, 0,
+     NULL, NULL, NULL, NULL, "PLAINTEXT or SSL: the listener of that name, when "
+     "inter.broker.listener.name is not set"},
+    {"replica.lag.time.max.ms", KT_INT64, FIELD(cfg.replica_lag_time_max_ms), 1, INT64_MAX,
+     "30000", "a number of milliseconds", NULL, NULL,
+     "a follower not caught up for this long leaves the ISR"},
+    {"replica.fetch.max.bytes", KT_INT32, FIELD(cfg.replica_fetch_max_bytes), 1, I32MAX,
+     "1048576", "a number of bytes", NULL, NULL, "bytes a follower fetches per partition"},
+    {"replica.fetch.response.max.bytes", KT_INT32, FIELD(cfg.replica_fetch_response_max_bytes), 1,
+     I32MAX, "10485760", "a number of bytes", NULL, NULL, "bytes a follower fetches per request"},
+    {"replica.fetch.wait.max.ms", KT_INT32, FIELD(cfg.replica_fetch_wait_max_ms), 0, I32MAX, "500",
+     "a number of milliseconds", NULL, NULL, "how long a follower's fetch waits for data"},
+    {"replica.fetch.min.bytes", KT_INT32, FIELD(cfg.replica_fetch_min_bytes), 1, I32MAX, "1",
+     "a number of bytes", NULL, NULL, "bytes a follower's fetch waits for"},
+    {"replica.fetch.backoff.ms", KT_INT32, FIELD(cfg.replica_fetch_backoff_ms), 0, I32MAX, "1000",
+     "a number of milliseconds", NULL, NULL, "pause after a failed follower fetch"},
+    {"replica.socket.timeout.ms", KT_INT32, FIELD(cfg.replica_socket_timeout_ms), 1, I32MAX,
+     "30000", "a number of milliseconds", NULL, NULL, "timeout of a follower's requests"},
+    {"controlled.shutdown.enable", KT_BOOL, FIELD(cfg.controlled_shutdown_enable), 0, 0, "true",
+     NULL, NULL, NULL, "move leadership off the broker before it stops (SIGTERM)"},
+    {"controlled.shutdown.max.retries", KT_INT32, FIELD(cfg.controlled_shutdown_max_retries), 0,
+     I32MAX, "3", "a number of retries", NULL, NULL, "retries of a controlled shutdown"},
+    {"controlled.shutdown.retry.backoff.ms", KT_INT32,
+     FIELD(cfg.controlled_shutdown_retry_backoff_ms), 0, I32MAX, "5000",
+     "a number of milliseconds", NULL, NULL, "pause between controlled shutdown retries"},
     {"delete.topic.enable", KT_BOOL, FIELD(cfg.delete_topic_enable), 0, 0, "true", NULL, NULL, NULL,
      "allow deleting topics"},
     {"log.segment.bytes", KT_INT32, FIELD(cfg.log_segment_bytes), 14, I32MAX, "1073741824",
@@ -927,6 +954,8 @@ static void cfg_clear(sf_brokercfg_t *cfg) {
     free(cfg->zk_chroot);
     free(cfg->ssl_keystore_location);
     free(cfg->http_listeners);
+    free(cfg->inter_broker_listener_name);
+    free(cfg->security_inter_broker_protocol);
     free(cfg->ssl_key_password);
     free(cfg->ssl_truststore_location);
     for (i = 0; i < cfg->nip_overrides; i++)

@@ -78,6 +78,20 @@ typedef struct sf_brokercfg {
     int auto_create_topics_enable;      /* auto.create.topics.enable (true) */
     int delete_topic_enable;            /* delete.topic.enable (true) */
 
+    /* Replication (replica/replication.h). */
+    char *inter_broker_listener_name;       /* inter.broker.listener.name (the first listener) */
+    char *security_inter_broker_protocol;   /* security.inter.broker.protocol (unset) */
+    int64_t replica_lag_time_max_ms;        /* replica.lag.time.max.ms (30000) */
+    int32_t replica_fetch_max_bytes;        /* replica.fetch.max.bytes (1048576) */
+    int32_t replica_fetch_response_max_bytes; /* replica.fetch.response.max.bytes (10485760) */
+    int32_t replica_fetch_wait_max_ms;      /* replica.fetch.wait.max.ms (500) */
+    int32_t replica_fetch_min_bytes;        /* replica.fetch.min.bytes (1) */
+    int32_t replica_fetch_backoff_ms;       /* replica.fetch.backoff.ms (1000) */
+    int32_t replica_socket_timeout_ms;      /* replica.socket.timeout.ms (30000) */
+    int controlled_shutdown_enable;         /* controlled.shutdown.enable (true) */
+    int32_t controlled_shutdown_max_retries; /* controlled.shutdown.max.retries (3) */
+    int32_t controlled_shutdown_retry_backoff_ms; /* controlled.shutdown.retry.backoff.ms (5000) */
+
     int32_t log_segment_bytes;               /* log.segment.bytes (1073741824), >= 14 */
     int64_t log_roll_ms;                     /* log.roll.ms, else log.roll.hours (168 h) */
     int64_t log_retention_ms;                /* ms > minutes > hours (168 h); -1 = unlimited */

@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "brokercfg.h"
+#include "clock.h"
+#include "leader.h"
 #include "log.h"
 #include "logging.h"
 #include "metrics.h"
@@ -32,6 +35,7 @@ typedef struct fetch_op {
     sf_kjob_t convert_job;
     int npartitions;
     int errors; /* partitions answered with an error by the last read */
+    int32_t replica; /* the follower fetching (broker id), or -1 for a consumer */
 } fetch_op_t;
 
 /* Message format of a fetch version: magic 0 for v0-v1, 1 for v2-v3, 2 (no conversion). */
@@ -56,6 +60,7 @@ static fetch_op_t *fetch_op_new(sf_kreq_t *kr, const sf_proto_FetchRequest_t *fr
         return NULL;
     op->kr = kr;
     op->freq = freq;
+    op->replica = kr->version >= 15 ? freq->ReplicaState.ReplicaId : freq->ReplicaId;
     sf_proto_FetchResponse_init(&op->resp);
     op->resp.Responses = sf_kreq_alloc(kr, (size_t)freq->TopicsCount, sizeof(*op->resp.Responses));
     op->topics = sf_kreq_alloc(kr, (size_t)freq->TopicsCount, sizeof(*op->topics));
@@ -153,6 +158,38 @@ static int64_t down_convert(fetch_op_t *op, const char *topic, sf_log_slice_t *s
     return (int64_t)out->len;
 }
 
+/* A follower's fetch (replica id set) of a partition led here: its log agrees with the
+ * leader's up to its fetch offset (else the diverging epoch is answered, KIP-595's check of
+ * LastFetchedEpoch, and it truncates), so the offset is its log end offset: the high watermark
+ * may move. Returns 0 to read on, -1 with rp set when nothing is read. */
+static int follower_fetch(fetch_op_t *op, const char *topic,
+                          const sf_proto_FetchRequest_FetchPartition_t *fp, sf_partition_t *part,
+                          sf_proto_FetchResponse_PartitionData_t *rp) {
+    const sf_cluster_partition_t *cp = sf_kreq_partition(op->kr, topic, fp->Partition);
+    int32_t self = sf_broker_cfg(op->kr->b)->broker_id, found;
+    int64_t end;
+    if (!sf_leader_replicated(cp)) {
+        rp->ErrorCode = SF_KERR_NOT_LEADER_OR_FOLLOWER;
+        return -1;
+    }
+    if (fp->LastFetchedEpoch >= 0) {
+        sf_log_end_offset_for_epoch(part->log, fp->LastFetchedEpoch, &found, &end);
+        if (found != fp->LastFetchedEpoch || end < fp->FetchOffset) {
+            rp->DivergingEpoch.Epoch = found;
+            rp->DivergingEpoch.EndOffset = end;
+            return -1;
+        }
+    }
+    if (sf_leader_follower_fetched(part, op->replica, cp->leader_epoch, fp->FetchOffset,
+                                   sf_clock_wall_ms()) < 0) {
+        rp->ErrorCode = SF_KERR_NOT_LEADER_OR_FOLLOWER;
+        return -1;
+    }
+    if (sf_leader_update_hw(part, cp, self))
+        sf_broker_notify_partition(op->kr->b, part->log);
+    return 0;
+}
+
 /* Read one partition into rp. Returns the record bytes gathered. */
 static int64_t read_partition(fetch_op_t *op, const char *topic,
                               const sf_proto_FetchRequest_FetchPartition_t *fp, int idx,
@@ -169,6 +206,12 @@ static int64_t read_partition(fetch_op_t *op, const char *topic,
     rp->HighWatermark = -1;
     if (!(log = partition_log(op, topic, fp, rp)))
         return 0;
+    if (op->replica >= 0 &&
+        follower_fetch(op, topic, fp, sf_view_partition(op->kr->view, topic, fp->Partition),
+                       rp) < 0) {
+        rp->HighWatermark = sf_log_high_watermark(log);
+        return 0;
+    }
     rp->HighWatermark = sf_log_high_watermark(log);
     rp->LastStableOffset = rp->HighWatermark;
     rp->LogStartOffset = sf_log_start_offset(log);
@@ -177,7 +220,9 @@ static int64_t read_partition(fetch_op_t *op, const char *topic,
     rp->Records.len = 0;
     if (max <= 0 && total > 0)
         return 0;
-    rc = sf_log_read(log, fp->FetchOffset, max > 0 ? max : 1, rp->HighWatermark, sl);
+    /* Followers read up to the log end offset, consumers up to the high watermark. */
+    rc = sf_log_read(log, fp->FetchOffset, max > 0 ? max : 1,
+                     op->replica >= 0 ? INT64_MAX : rp->HighWatermark, sl);
     if (rc != SF_OK) {
         rp->ErrorCode = sf_err_to_kerr(rc, SF_ERR_OP_READ);
         return 0;

@@ -1,10 +1,13 @@
 /* Produce, every version: check each partition here, then validate its records
  * (validator.c) and append them to the leader's log on the partition's I/O thread, waking
- * the fetches waiting on it; answer when every partition is done. */
+ * the fetches waiting on it; answer when every partition is done. With acks=all, a
+ * replicated partition is done once its high watermark passed the batch (every ISR member
+ * has it): the request waits in the purgatory for that (leader.h). */
 #include "dispatch.h"
 
 #include "brokercfg.h"
 #include "clock.h"
+#include "leader.h"
 #include "log.h"
 #include "logging.h"
 #include "metrics.h"
@@ -13,21 +16,29 @@
 /* The largest records section one batch may decompress to. */
 #define PRODUCE_MAX_DECOMPRESSED (64 * 1024 * 1024)
 
+typedef struct produce_job produce_job_t;
+
 typedef struct produce_op {
+    sf_kreq_t *kr;
     const sf_proto_ProduceRequest_t *preq;
     sf_proto_ProduceResponse_t resp;
     int64_t now;
+    produce_job_t *jobs; /* one per partition of the request */
+    int njobs;
+    atomic_int waiting;  /* partitions whose acks=all wait for the ISR */
+    sf_mail_t home;      /* the move back to the worker to wait there */
 } produce_op_t;
 
 /* One partition's append, on its I/O thread. */
-typedef struct produce_job {
+struct produce_job {
     sf_kjob_t job;
     produce_op_t *op;
     const char *topic;
+    int64_t wait_offset; /* acks=all: answered once the high watermark reaches it (0: not) */
     const sf_proto_ProduceRequest_PartitionProduceData_t *pp;
     sf_proto_ProduceResponse_PartitionProduceResponse_t *rp;
     sf_proto_ProduceResponse_BatchIndexAndErrorMessage_t record_error;
-} produce_job_t;
+};
 
 /* NOT_LEADER_OR_FOLLOWER from v10: where the leader is (KIP-951). */
 static void leader_hint(sf_kreq_t *kr, const char *topic,
@@ -92,11 +103,18 @@ static void append_job(sf_kjob_t *job) {
                pj->topic, pj->pp->Index, vr.message ? vr.message : sf_err_str(rc));
         return;
     }
-    sf_broker_notify_partition(kr->b, log);
     sf_metrics_produced((uint64_t)vr.records, vr.len);
     rp->BaseOffset = info.FirstOffset;
     rp->LogAppendTimeMs = vr.log_append_time;
     rp->LogStartOffset = info.LogStartOffset;
+    if (sf_leader_replicated(cp)) {
+        sf_leader_update_hw(job->part, cp, sf_broker_cfg(kr->b)->broker_id);
+        if (pj->op->preq->Acks == -1 && sf_log_high_watermark(log) <= info.LastOffset) {
+            pj->wait_offset = info.LastOffset + 1;
+            atomic_fetch_add(&pj->op->waiting, 1);
+        }
+    }
+    sf_broker_notify_partition(kr->b, log);
 }
 
 /* Check one partition here; a partition that passes gets its job (@pj). */
@@ -128,9 +146,7 @@ static void produce_partition(sf_kreq_t *kr, produce_op_t *op, const char *topic
     sf_kreq_append_submit(kr, &pj->job, part, append_job, pj);
 }
 
-/* Every partition is done (on the thread that finished last). */
-static void produce_done(sf_kreq_t *kr, void *arg) {
-    produce_op_t *op = arg;
+static void produce_answer(sf_kreq_t *kr, produce_op_t *op) {
     int t, p, failed = 0;
     for (t = 0; t < op->resp.ResponsesCount; t++)
         for (p = 0; p < op->resp.Responses[t].PartitionResponsesCount; p++)
@@ -147,15 +163,82 @@ static void produce_done(sf_kreq_t *kr, void *arg) {
     sf_kreq_respond(kr, &op->resp);
 }
 
+/* acks=all: settle the partitions whose high watermark reached their batch, that lost their
+ * leadership here, or (@final) that waited too long. Returns 1 when the request was answered. */
+static int acks_attempt(void *arg, int final) {
+    produce_op_t *op = arg;
+    sf_kreq_t *kr = op->kr;
+    int32_t self = sf_broker_cfg(kr->b)->broker_id;
+    int i, pending = 0;
+    sf_kreq_refresh(kr);
+    for (i = 0; i < op->njobs; i++) {
+        produce_job_t *pj = &op->jobs[i];
+        const sf_cluster_partition_t *cp;
+        sf_log_config_t lc;
+        if (!pj->wait_offset)
+            continue;
+        cp = sf_kreq_partition(kr, pj->topic, pj->pp->Index);
+        if (!cp || cp->leader != self) {
+            pj->rp->ErrorCode = SF_KERR_NOT_LEADER_OR_FOLLOWER;
+        } else if (sf_log_high_watermark(pj->job.part->log) >= pj->wait_offset) {
+            /* As Kafka: the ISR may have shrunk below the minimum while the batch waited. */
+            sf_log_get_config(pj->job.part->log, &lc);
+            if (cp->nisr < lc.min_insync_replicas)
+                pj->rp->ErrorCode = SF_KERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND;
+        } else if (final) {
+            pj->rp->ErrorCode = SF_KERR_REQUEST_TIMED_OUT;
+        } else {
+            pending++;
+            continue;
+        }
+        if (pj->rp->ErrorCode)
+            pj->rp->BaseOffset = -1;
+        pj->wait_offset = 0;
+    }
+    if (pending)
+        return 0;
+    produce_answer(kr, op);
+    return 1;
+}
+
+/* On the request's worker: wait for the ISR on the partitions and on leadership changes. */
+static void acks_park(void *arg) {
+    produce_op_t *op = arg;
+    sf_kreq_t *kr = op->kr;
+    sf_pkey_t *keys = sf_kreq_alloc(kr, (size_t)op->njobs + 1, sizeof(*keys));
+    int i, n = 0;
+    if (acks_attempt(op, !keys))
+        return;
+    keys[n++] = sf_pkey_metadata();
+    for (i = 0; i < op->njobs; i++)
+        if (op->jobs[i].wait_offset)
+            keys[n++] = sf_pkey_partition(op->jobs[i].job.part->log);
+    if (!sf_kreq_park(kr, keys, n, op->preq->TimeoutMs > 0 ? op->preq->TimeoutMs : 0,
+                      acks_attempt, op))
+        acks_attempt(op, 1);
+}
+
+/* Every partition is done (on the thread that finished last). */
+static void produce_done(sf_kreq_t *kr, void *arg) {
+    produce_op_t *op = arg;
+    if (atomic_load(&op->waiting) > 0)
+        sf_kreq_home(kr, &op->home, acks_park, op);
+    else
+        produce_answer(kr, op);
+}
+
 void sf_kapi_Produce(sf_kreq_t *kr, void *msg) {
     const sf_proto_ProduceRequest_t *preq = msg;
     produce_op_t *op = sf_kreq_alloc(kr, 1, sizeof(*op));
+    produce_job_t *pj;
     int t, p;
 
     if (!op)
         goto nomem;
+    op->kr = kr;
     op->preq = preq;
     op->now = sf_clock_wall_ms();
+    atomic_init(&op->waiting, 0);
     sf_proto_ProduceResponse_init(&op->resp);
     op->resp.Responses = sf_kreq_alloc(kr, (size_t)preq->TopicDataCount, sizeof(*op->resp.Responses));
     if (!op->resp.Responses)
@@ -171,24 +254,27 @@ void sf_kapi_Produce(sf_kreq_t *kr, void *msg) {
         if (!rt->PartitionResponses)
             goto nomem;
         rt->PartitionResponsesCount = pt->PartitionDataCount;
+        op->njobs += pt->PartitionDataCount;
     }
+    if (!(op->jobs = sf_kreq_alloc(kr, (size_t)op->njobs, sizeof(*op->jobs))))
+        goto nomem;
+    pj = op->jobs;
     sf_kreq_jobs_begin(kr, produce_done, op);
     for (t = 0; t < preq->TopicDataCount; t++) {
         const sf_proto_ProduceRequest_TopicProduceData_t *pt = &preq->TopicData[t];
         sf_proto_ProduceResponse_TopicProduceResponse_t *rt = &op->resp.Responses[t];
         const char *topic = sf_kreq_str(kr, pt->Name);
-        produce_job_t *jobs = sf_kreq_alloc(kr, (size_t)pt->PartitionDataCount, sizeof(*jobs));
-        for (p = 0; p < pt->PartitionDataCount; p++) {
+        for (p = 0; p < pt->PartitionDataCount; p++, pj++) {
             sf_proto_ProduceResponse_PartitionProduceResponse_t *rp = &rt->PartitionResponses[p];
             sf_proto_ProduceResponse_PartitionProduceResponse_init(rp);
             rp->Index = pt->PartitionData[p].Index;
             rp->BaseOffset = -1;
-            if (!topic || !jobs) {
+            if (!topic) {
                 /* Out of arena memory half way: the partitions left fail. */
                 rp->ErrorCode = SF_KERR_UNKNOWN_SERVER_ERROR;
                 continue;
             }
-            produce_partition(kr, op, topic, &pt->PartitionData[p], rp, &jobs[p]);
+            produce_partition(kr, op, topic, &pt->PartitionData[p], rp, pj);
         }
     }
     sf_kreq_jobs_end(kr);

@@ -163,6 +163,14 @@ sf_pwait_t *sf_kreq_park(sf_kreq_t *kr, const sf_pkey_t *keys, int nkeys, int64_
     return sf_purgatory_park(sf_broker_purgatory(kr->b), keys, nkeys, timeout_ms, attempt, arg);
 }
 
+void sf_kreq_home(sf_kreq_t *kr, sf_mail_t *m, void (*fn)(void *arg), void *arg) {
+    m->fn = fn;
+    m->arg = arg;
+    m->heap = 0;
+    if (!sf_req_post(kr->req, m))
+        fn(arg);
+}
+
 void sf_kreq_jobs_begin(sf_kreq_t *kr, void (*done)(sf_kreq_t *kr, void *arg), void *arg) {
     atomic_init(&kr->jobs, 1);
     kr->jobs_done = done;

@@ -102,6 +102,11 @@ void sf_kreq_close(sf_kreq_t *kr, const char *why);
 sf_pwait_t *sf_kreq_park(sf_kreq_t *kr, const sf_pkey_t *keys, int nkeys, int64_t timeout_ms,
                          sf_pwait_attempt_fn attempt, void *arg);
 
+/* Run @fn(@kr, @arg) on the network worker of the request's connection: now when called there,
+ * else through its mailbox (@m, which must live until then, carries it). For a request that
+ * parks after its I/O jobs ran elsewhere. */
+void sf_kreq_home(sf_kreq_t *kr, sf_mail_t *m, void (*fn)(void *arg), void *arg);
+
 /* Jobs on the I/O threads: sf_kreq_jobs_begin(@done, @arg), any number of
  * sf_kreq_job_submit, then sf_kreq_jobs_end. @done(kr, @arg) runs once every job ran, on the thread that ran the last
  * (or in sf_kreq_jobs_end), and answers the request. The jobs (e.g. in the arena) must live

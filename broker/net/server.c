@@ -1121,6 +1121,13 @@ void sf_req_close(sf_req_t *req) {
         close_here(req);
 }
 
+int sf_req_post(sf_req_t *req, sf_mail_t *m) {
+    if (!req->conn->mb || sf_mailbox_is_owner(req->conn->mb))
+        return 0;
+    sf_mailbox_put(req->conn->mb, m);
+    return 1;
+}
+
 const char *sf_conn_peer(const sf_conn_t *conn) {
     return conn->peer;
 }

@@ -122,6 +122,10 @@ void sf_req_respond_none(sf_req_t *req);
  * been written; responses to later requests are dropped. Frees @req. */
 void sf_req_close(sf_req_t *req);
 
+/* Run @m on the thread of @req's connection: posted to its loop and 1 returned when called
+ * from another thread; 0 (nothing done: the caller runs it) on that thread. */
+int sf_req_post(sf_req_t *req, sf_mail_t *m);
+
 /* "127.0.0.1:54321" or "[::1]:54321" (owned by @conn). */
 const char *sf_conn_peer(const sf_conn_t *conn);
 

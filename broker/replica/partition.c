@@ -12,12 +12,18 @@
 sf_partition_t *sf_partition_new(sf_log_t *log, sf_logdir_t *ld, sf_iopool_t *manager,
                                  sf_partition_deleted_fn deleted, void *arg) {
     sf_partition_t *p = calloc(1, sizeof(*p));
+    int i;
     if (!p || !(p->topic = strdup(sf_log_topic(log)))) {
         free(p);
         return NULL;
     }
     atomic_init(&p->refcnt, 1);
     atomic_init(&p->retired, 0);
+    atomic_init(&p->lead_epoch, -1);
+    atomic_init(&p->lead_start_offset, 0);
+    p->isr_asked_version = -1;
+    for (i = 0; i < SF_PARTITION_MAX_FOLLOWERS; i++)
+        atomic_init(&p->followers[i].id, -1);
     p->index = sf_log_partition(log);
     p->log = log;
     p->ld = ld;

@@ -21,6 +21,22 @@
 typedef struct sf_partition sf_partition_t;
 typedef void (*sf_partition_deleted_fn)(void *arg, const char *topic, int32_t index);
 
+/* The most followers a leader tracks per partition (replication factor - 1). */
+#define SF_PARTITION_MAX_FOLLOWERS 15
+
+/* What the leader knows of one follower (leader.h). Written by the fetch handlers of its
+ * fetches (any worker) and reset by the metadata thread when leadership starts; plain
+ * atomics, no lock. */
+typedef struct sf_follower {
+    _Atomic int32_t id;             /* broker id; -1: a free slot */
+    _Atomic int32_t epoch;          /* the leader epoch the slot was set up for */
+    _Atomic int64_t leo;            /* its log end offset (its last fetch offset); -1: unknown */
+    _Atomic int64_t caught_up_ms;   /* the last time it had everything the leader had */
+    _Atomic int64_t prev_leader_leo; /* the leader's LEO at its previous fetch */
+    _Atomic int64_t prev_fetch_ms;  /* the time of its previous fetch */
+    _Atomic int pending;            /* an ISR expansion adding it is in flight */
+} sf_follower_t;
+
 struct sf_partition {
     atomic_int refcnt;
     char *topic;
@@ -32,6 +48,17 @@ struct sf_partition {
     sf_partition_deleted_fn deleted;
     void *deleted_arg;
     sf_mail_t job; /* the deletion, queued on the log-manager thread */
+    /* Replication (leader.h): the leader epoch this broker leads at (-1: not leading), the
+     * LEO when that leadership began, and the followers. hw_known: the log's high watermark
+     * was set in this process (by a leadership or by the fetcher); until then it is unknown. */
+    _Atomic int32_t lead_epoch;
+    atomic_int hw_known;
+    _Atomic int64_t lead_start_offset;
+    sf_follower_t followers[SF_PARTITION_MAX_FOLLOWERS];
+    /* The ISR change last asked for (replication.c, its thread only): at which partition
+     * state version (-1: none in hand) and when. */
+    int32_t isr_asked_version;
+    int64_t isr_asked_ms;
 };
 
 /* A partition for @log (found or created in @ld; borrowed from its table), one reference.

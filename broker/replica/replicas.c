@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "brokercfg.h"
+#include "clock.h"
 #include "err.h"
+#include "leader.h"
 #include "log.h"
 #include "logging.h"
 #include "partition.h"
@@ -266,6 +268,7 @@ static void sync_partitions(sf_replicas_t *r, const sf_view_t *v) {
                 sf_log_set_config(e->p->log, &lc);
                 if (sf_cluster_partition_has_state(part))
                     sf_log_set_leader_epoch(e->p->log, part->leader_epoch);
+                sf_leader_apply(e->p, part, r->cfg->broker_id, sf_clock_wall_ms());
                 continue;
             }
             if (e || r->creating) /* on its way, or waiting for a namesake's deletion */

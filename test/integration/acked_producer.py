@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""Produce numbered records (acks=1) until STOP_FILE appears; append "partition offset n"
-to ACKED_FILE for every record whose delivery report confirmed it.
+"""Produce numbered records (acks=1, or ACKS) until STOP_FILE appears; append "partition
+offset n" to ACKED_FILE for every record whose delivery report confirmed it.
 
-    acked_producer.py BOOTSTRAP TOPIC ACKED_FILE STOP_FILE
+    acked_producer.py BOOTSTRAP TOPIC ACKED_FILE STOP_FILE [ACKS]
 """
 import os
 import sys
@@ -10,9 +10,10 @@ import sys
 from confluent_kafka import Producer
 
 bootstrap, topic, acked_path, stop_path = sys.argv[1:5]
+acks = sys.argv[5] if len(sys.argv) > 5 else "1"
 # One request in flight: without idempotence a producer may reorder batches when it retries
 # them after a lost connection, and the checker asserts production order per partition.
-p = Producer({"bootstrap.servers": bootstrap, "broker.address.family": "v4", "acks": "1",
+p = Producer({"bootstrap.servers": bootstrap, "broker.address.family": "v4", "acks": acks,
               "linger.ms": 5, "enable.idempotence": False, "message.timeout.ms": 120000,
               "max.in.flight.requests.per.connection": 1, "reconnect.backoff.max.ms": 500})
 acked = open(acked_path, "w", buffering=1 << 16)

@@ -246,6 +246,12 @@ void sf_req_close(sf_req_t *req) {
     req_free(req);
 }
 
+int sf_req_post(sf_req_t *req, sf_mail_t *m) {
+    (void)req;
+    (void)m;
+    return 0;
+}
+
 const char *sf_conn_peer(const sf_conn_t *conn) {
     (void)conn;
     return "127.0.0.1:40000";
