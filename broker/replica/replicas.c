@@ -266,7 +266,15 @@ static void sync_partitions(sf_replicas_t *r, const sf_view_t *v) {
             e = entry_find(r, topic->name, i);
             if (e && e->state == HELD) {
                 sf_log_set_config(e->p->log, &lc);
-                if (sf_cluster_partition_has_state(part))
+                if (!sf_cluster_partition_has_state(part))
+                    continue;
+                /* Led here: a new epoch starts at the LEO, recorded before any write so that
+                 * OffsetForLeaderEpoch answers for it. */
+                if (part->leader == r->cfg->broker_id &&
+                    part->leader_epoch > sf_log_latest_epoch(e->p->log))
+                    sf_log_epoch_assign(e->p->log, part->leader_epoch,
+                                        sf_log_end_offset(e->p->log));
+                else
                     sf_log_set_leader_epoch(e->p->log, part->leader_epoch);
                 sf_leader_apply(e->p, part, r->cfg->broker_id, sf_clock_wall_ms());
                 continue;

@@ -1,5 +1,6 @@
 /* Partition logs: segment list, append, read, recovery, flush and retention (see log.h). */
 #include "log.h"
+#include "log_int.h"
 
 #include <assert.h>
 #include <dirent.h>
@@ -16,6 +17,7 @@
 #include "cluster.h"
 #include "znode.h"
 #include "compress.h"
+#include "buf.h"
 #include "err.h"
 #include "logging.h"
 
@@ -23,28 +25,6 @@
 /* Disk blocks reserved ahead of the appends to the active segment (sf_segment_preallocate). */
 #define SF_LOG_PREALLOC_BYTES (8 * 1024 * 1024)
 
-struct sf_log {
-    pthread_mutex_t mu;       /* segment list, offsets, indexes, counters */
-    pthread_mutex_t flush_mu; /* one flush at a time */
-    char *topic;
-    int32_t partition;
-    char *path; /* <dir>/<topic>-<partition> */
-    sf_log_config_t cfg;
-    sf_segment_t **segs; /* by base offset; the last one takes appends */
-    sf_segment_t *pinned; /* the segment whose descriptor the log pins (the active one) */
-    size_t nsegs, capsegs;
-    int64_t leo;
-    int64_t start; /* log start offset set by DeleteRecords; the first segment's base if higher */
-    int64_t hw; /* -1: follows the LEO */
-    int32_t leader_epoch;
-    int64_t recovery_point;
-    int64_t unflushed_msgs;
-    int64_t first_unflushed_ms; /* now_ms of the first append since the last flush; -1 */
-    int64_t last_append_ms;
-    int offline;         /* damaged mid-log: nothing is served or appended (logged once) */
-    int sealed_unsynced; /* a roll happened since the last flush */
-    int dir_unsynced;    /* a segment file was created since the last flush */
-};
 
 void sf_log_config_default(sf_log_config_t *cfg) {
     cfg->segment_bytes = 1073741824;
@@ -70,10 +50,6 @@ void sf_log_config_default(sf_log_config_t *cfg) {
 
 /* ---- helpers ---- */
 
-static sf_segment_t *active_seg(const sf_log_t *log) {
-    assert(log->nsegs > 0);
-    return log->segs[log->nsegs - 1];
-}
 
 /* A reference and a descriptor pin, for reading a segment outside the log mutex. Called with
  * log->mu held (the segment is in the list, so its files exist). */
@@ -116,27 +92,8 @@ static int segs_push(sf_log_t *log, sf_segment_t *seg) {
     return SF_OK;
 }
 
-/* Index of the segment with the largest base offset <= @offset (0 if none). */
-static size_t seg_find(const sf_log_t *log, int64_t offset) {
-    size_t lo = 0, hi = log->nsegs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (log->segs[mid]->base_offset <= offset)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo == 0 ? 0 : lo - 1;
-}
 
-static int64_t start_offset_locked(const sf_log_t *log) {
-    int64_t base = log->segs[0]->base_offset;
-    return log->start > base ? log->start : base;
-}
 
-static int32_t index_interval(const sf_log_t *log) {
-    return log->cfg.index_interval_bytes > 0 ? log->cfg.index_interval_bytes : 1;
-}
 
 static int64_t segment_limit(const sf_log_t *log) {
     int64_t lim = log->cfg.segment_bytes;
@@ -363,7 +320,7 @@ int sf_log_open(const char *dir, const char *topic, int32_t partition, const sf_
     log->cfg = *cfg;
     log->hw = -1;
     log->first_unflushed_ms = -1;
-    if (!log->topic || !log->path)
+    if (!log->topic || !log->path || sf_epochs_init(&log->epochs, path) != SF_OK)
         goto err;
     if (mkdir(path, 0755) < 0 && errno != EEXIST) {
         sf_log(SF_LOG_ERR, "STORAGE", "cannot create %s: %s", path, strerror(errno));
@@ -392,6 +349,9 @@ int sf_log_open(const char *dir, const char *topic, int32_t partition, const sf_
     log->recovery_point = recovery_point < log->leo ? recovery_point : log->leo;
     if (log->recovery_point < start_offset_locked(log))
         log->recovery_point = start_offset_locked(log);
+    rc = sf_log_epochs_open(log);
+    if (rc != SF_OK)
+        goto err;
     sf_log(SF_LOG_INFO, "STORAGE", "%s: opened, %zu segment(s), offsets %" PRId64 "..%" PRId64,
            path, log->nsegs, start_offset_locked(log), log->leo);
     *logp = log;
@@ -415,6 +375,7 @@ void sf_log_close(sf_log_t *log) {
     for (i = 0; i < log->nsegs; i++)
         sf_segment_unref(log->segs[i]);
     free(log->segs);
+    sf_epochs_free(&log->epochs);
     free(log->topic);
     free(log->path);
     pthread_mutex_destroy(&log->mu);
@@ -424,11 +385,11 @@ void sf_log_close(sf_log_t *log) {
 
 /* ---- append ---- */
 
-/* Seal the active segment and start a new one at the LEO. Called with log->mu held. */
-static int roll_locked(sf_log_t *log) {
+int sf_log_roll_locked(sf_log_t *log, int64_t base) {
     sf_segment_t *seg, *old = active_seg(log);
     int rc;
-    rc = sf_segment_create(log->path, log->leo, &seg);
+    assert(base >= log->leo);
+    rc = sf_segment_create(log->path, base, &seg);
     if (rc != SF_OK)
         return rc;
     rc = segs_push(log, seg);
@@ -445,8 +406,7 @@ static int roll_locked(sf_log_t *log) {
     log->pinned = seg;
     log->sealed_unsynced = 1;
     log->dir_unsynced = 1;
-    sf_log(SF_LOG_INFO, "STORAGE", "%s: rolled new segment at offset %" PRId64, log->path,
-           log->leo);
+    sf_log(SF_LOG_INFO, "STORAGE", "%s: rolled new segment at offset %" PRId64, log->path, base);
     return SF_OK;
 }
 
@@ -456,6 +416,9 @@ static int needs_roll(const sf_log_t *log, size_t len, size_t nbatches, int64_t 
                       int64_t now_ms) {
     const sf_segment_t *seg = active_seg(log);
     int64_t max_entries_o, max_entries_t;
+    /* First, as even an empty segment cannot index a replica's batch far past its base. */
+    if (last_offset - seg->base_offset > INT32_MAX)
+        return 1;
     if (seg->size == 0)
         return 0;
     if (seg->size + (int64_t)len > segment_limit(log))
@@ -468,78 +431,74 @@ static int needs_roll(const sf_log_t *log, size_t len, size_t nbatches, int64_t 
     if ((int64_t)(seg->oidx.n + nbatches) > max_entries_o ||
         (int64_t)(seg->tidx.n + nbatches) > max_entries_t)
         return 1;
-    if (last_offset - seg->base_offset > INT32_MAX)
-        return 1;
     return 0;
 }
 
-static int log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_ms,
-                      int validated, sf_log_append_info_t *info) {
-    sf_segment_batch_t stackv[BATCHES_ON_STACK], *bv = stackv;
-    size_t nb = 0, capb = BATCHES_ON_STACK, pos = 0, i;
-    int64_t records = 0, next;
+/* How log_append treats the batches. */
+enum { APPEND_LEADER, APPEND_VALIDATED, APPEND_REPLICA };
+
+/* Check the framing and sizes of every batch in @batches (and, unless APPEND_VALIDATED, its
+ * CRC and records) and describe them in @bv: offsets relative to the batch for the leader's
+ * appends, the batch's own for a replica's (which must increase: SF_ERR_RANGE). */
+static int parse_batches(const sf_log_t *log, const uint8_t *batches, size_t len, int mode,
+                         sf_segment_batch_t **bvp, size_t *nbp, size_t capb, int64_t *records) {
+    sf_segment_batch_t *bv = *bvp, *stackv = *bvp;
+    size_t nb = 0, pos = 0;
     int rc = SF_OK;
 
-    if (len == 0)
-        return SF_ERR_MALFORMED;
-    /* Validate everything before touching the log (no lock needed). */
     while (pos < len) {
         sf_recbatch_hdr_t hdr;
         size_t bsize;
-        if (len - pos > SF_RECBATCH_OFF_MAGIC && batches[pos + SF_RECBATCH_OFF_MAGIC] != 2) {
-            rc = SF_ERR_UNSUPPORTED;
-            goto out;
-        }
+        if (len - pos > SF_RECBATCH_OFF_MAGIC && batches[pos + SF_RECBATCH_OFF_MAGIC] != 2)
+            return SF_ERR_UNSUPPORTED;
         rc = sf_recbatch_header_parse(batches + pos, len - pos, &hdr, &bsize);
         if (rc == SF_ERR_MALFORMED)
-            goto out;
-        if (rc == SF_AGAIN && len - pos < SF_RECBATCH_HEADER_SIZE) {
-            rc = SF_ERR_MALFORMED; /* a partial header */
-            goto out;
-        }
-        if (log->cfg.max_message_bytes > 0 && bsize > (size_t)log->cfg.max_message_bytes) {
-            rc = SF_ERR_TOOLARGE;
-            goto out;
-        }
-        if (rc == SF_AGAIN) {
-            rc = SF_ERR_MALFORMED; /* a partial batch */
-            goto out;
-        }
-        if (!validated && (rc = sf_recbatch_validate(batches + pos, bsize, &hdr)) != SF_OK)
-            goto out;
+            return rc;
+        if (rc == SF_AGAIN && len - pos < SF_RECBATCH_HEADER_SIZE)
+            return SF_ERR_MALFORMED; /* a partial header */
+        if (log->cfg.max_message_bytes > 0 && bsize > (size_t)log->cfg.max_message_bytes)
+            return SF_ERR_TOOLARGE;
+        if (rc == SF_AGAIN)
+            return SF_ERR_MALFORMED; /* a partial batch */
+        if (mode != APPEND_VALIDATED && (rc = sf_recbatch_validate(batches + pos, bsize, &hdr)))
+            return rc;
         if (nb == capb) {
             sf_segment_batch_t *p;
             capb *= 2;
             p = bv == stackv ? malloc(capb * sizeof(*p)) : realloc(bv, capb * sizeof(*p));
-            if (!p) {
-                rc = SF_ERR_NOMEM;
-                goto out;
-            }
+            if (!p)
+                return SF_ERR_NOMEM;
             if (bv == stackv)
-                memcpy(p, stackv, sizeof(stackv));
-            bv = p;
+                memcpy(p, stackv, nb * sizeof(*p));
+            *bvp = bv = p;
         }
-        bv[nb].base_offset = 0; /* assigned under the lock */
-        bv[nb].last_offset = hdr.LastOffsetDelta; /* relative until then */
+        if (mode == APPEND_REPLICA) {
+            /* The leader's offsets, kept: they must go up batch after batch. */
+            if (hdr.BaseOffset < 0 || hdr.LastOffsetDelta < 0 ||
+                hdr.BaseOffset > INT64_MAX - 1 - hdr.LastOffsetDelta ||
+                (nb > 0 && hdr.BaseOffset <= bv[nb - 1].last_offset))
+                return SF_ERR_RANGE;
+            bv[nb].base_offset = hdr.BaseOffset;
+            bv[nb].last_offset = hdr.BaseOffset + hdr.LastOffsetDelta;
+        } else {
+            bv[nb].base_offset = 0; /* assigned under the lock */
+            bv[nb].last_offset = hdr.LastOffsetDelta; /* relative until then */
+        }
         bv[nb].max_timestamp = hdr.MaxTimestamp;
         bv[nb].size = bsize;
         nb++;
-        records += hdr.RecordCount;
+        *records += hdr.RecordCount;
         pos += bsize;
+        *nbp = nb;
     }
-    if (len > SF_SEGMENT_MAX_BYTES) {
-        rc = SF_ERR_TOOLARGE;
-        goto out;
-    }
+    return len > SF_SEGMENT_MAX_BYTES ? SF_ERR_TOOLARGE : SF_OK;
+}
 
-    pthread_mutex_lock(&log->mu);
-    if (log->offline) {
-        pthread_mutex_unlock(&log->mu);
-        rc = SF_ERR_IO;
-        goto out;
-    }
-    next = log->leo;
-    pos = 0;
+/* Give the leader's batches their offsets and epoch, in @batches. Returns the next offset. */
+static int64_t assign_offsets_locked(const sf_log_t *log, uint8_t *batches,
+                                     sf_segment_batch_t *bv, size_t nb) {
+    int64_t next = log->leo;
+    size_t pos = 0, i;
     for (i = 0; i < nb; i++) {
         int64_t delta = bv[i].last_offset;
         sf_recbatch_set_base_offset(batches + pos, next);
@@ -549,8 +508,61 @@ static int log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_m
         next = bv[i].last_offset + 1;
         pos += bv[i].size;
     }
+    return next;
+}
+
+/* Record the epochs of appended batches that start one above the latest cached epoch; the
+ * checkpoint is written only when that happened (a leader change: rare). */
+static void note_epochs_locked(sf_log_t *log, const uint8_t *batches,
+                               const sf_segment_batch_t *bv, size_t nb) {
+    size_t pos = 0, i;
+    int changed = 0;
+    for (i = 0; i < nb; i++) {
+        int32_t epoch = (int32_t)sf_load_be32(batches + pos + SF_RECBATCH_OFF_LEADER_EPOCH);
+        if (epoch > sf_epochs_latest(&log->epochs) &&
+            sf_epochs_assign(&log->epochs, epoch, bv[i].base_offset) == 1)
+            changed = 1;
+        pos += bv[i].size;
+    }
+    if (changed)
+        sf_log_epochs_save_locked(log);
+}
+
+static int log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_ms, int mode,
+                      sf_log_append_info_t *info) {
+    sf_segment_batch_t stackv[BATCHES_ON_STACK], *bv = stackv;
+    size_t nb = 0;
+    int64_t records = 0, next, first;
+    int rc;
+
+    if (len == 0)
+        return SF_ERR_MALFORMED;
+    /* Validate everything before touching the log (no lock needed). */
+    rc = parse_batches(log, batches, len, mode, &bv, &nb, BATCHES_ON_STACK, &records);
+    if (rc != SF_OK)
+        goto out;
+
+    pthread_mutex_lock(&log->mu);
+    if (log->offline) {
+        pthread_mutex_unlock(&log->mu);
+        rc = SF_ERR_IO;
+        goto out;
+    }
+    if (mode == APPEND_REPLICA) {
+        /* A gap after the LEO is fine (compaction leaves them); going back is not. */
+        if (bv[0].base_offset < log->leo) {
+            pthread_mutex_unlock(&log->mu);
+            rc = SF_ERR_RANGE;
+            goto out;
+        }
+        first = bv[0].base_offset;
+        next = bv[nb - 1].last_offset + 1;
+    } else {
+        first = log->leo;
+        next = assign_offsets_locked(log, batches, bv, nb);
+    }
     if (needs_roll(log, len, nb, next - 1, now_ms)) {
-        rc = roll_locked(log);
+        rc = sf_log_roll_locked(log, first);
         if (rc != SF_OK) {
             pthread_mutex_unlock(&log->mu);
             goto out;
@@ -571,7 +583,7 @@ static int log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_m
     rc = sf_segment_append(active_seg(log), batches, len, bv, nb, now_ms, index_interval(log));
     if (rc == SF_OK) {
         if (info) {
-            info->FirstOffset = log->leo;
+            info->FirstOffset = first;
             info->LastOffset = next - 1;
             info->LogAppendTime = -1;
             info->LogStartOffset = start_offset_locked(log);
@@ -582,6 +594,7 @@ static int log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_m
             log->first_unflushed_ms = now_ms;
         log->unflushed_msgs += records;
         log->last_append_ms = now_ms;
+        note_epochs_locked(log, batches, bv, nb);
     }
     pthread_mutex_unlock(&log->mu);
 out:
@@ -592,12 +605,18 @@ out:
 
 int sf_log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_ms,
                   sf_log_append_info_t *info) {
-    return log_append(log, batches, len, now_ms, 0, info);
+    return log_append(log, batches, len, now_ms, APPEND_LEADER, info);
 }
 
 int sf_log_append_validated(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_ms,
                             sf_log_append_info_t *info) {
-    return log_append(log, batches, len, now_ms, 1, info);
+    return log_append(log, batches, len, now_ms, APPEND_VALIDATED, info);
+}
+
+int sf_log_append_replica(sf_log_t *log, const uint8_t *batches, size_t len, int64_t now_ms,
+                          sf_log_append_info_t *info) {
+    /* Nothing is written to the buffer in this mode (the leader's offsets and epochs stay). */
+    return log_append(log, (uint8_t *)(uintptr_t)batches, len, now_ms, APPEND_REPLICA, info);
 }
 
 void sf_log_set_leader_epoch(sf_log_t *log, int32_t leader_epoch) {
@@ -632,11 +651,6 @@ int64_t sf_log_end_offset(sf_log_t *log) {
     return v;
 }
 
-static int64_t hw_locked(const sf_log_t *log) {
-    if (log->hw < 0 || log->hw > log->leo)
-        return log->leo;
-    return log->hw;
-}
 
 int64_t sf_log_high_watermark(sf_log_t *log) {
     int64_t v;
@@ -1006,6 +1020,8 @@ int sf_log_flush(sf_log_t *log) {
         seg->index_unsynced = 0;
         n++;
     }
+    if (log->epochs_unsaved)
+        sf_log_epochs_save_locked(log); /* an earlier write failed: rare, so under the lock */
     dir_sync = log->dir_unsynced;
     log->dir_unsynced = 0;
     log->sealed_unsynced = 0;
@@ -1083,6 +1099,8 @@ int sf_log_retention(sf_log_t *log, int64_t now_ms) {
                 log->recovery_point = start_offset_locked(log);
             if (log->hw >= 0 && log->hw < start_offset_locked(log))
                 log->hw = start_offset_locked(log);
+            if (sf_epochs_truncate_from_start(&log->epochs, start_offset_locked(log)))
+                sf_log_epochs_save_locked(log);
             sf_log(SF_LOG_INFO, "STORAGE",
                    "%s: retention deleted %zu segment(s); log start offset %" PRId64, log->path,
                    ndead, start_offset_locked(log));
@@ -1092,7 +1110,7 @@ int sf_log_retention(sf_log_t *log, int64_t now_ms) {
         sf_segment_t *seg = active_seg(log);
         if (seg->size > 0 && seg->roll_base_ms >= 0 && log->cfg.roll_ms >= 0 &&
             now_ms - seg->roll_base_ms > log->cfg.roll_ms)
-            rc = roll_locked(log);
+            rc = sf_log_roll_locked(log, log->leo);
     }
     pthread_mutex_unlock(&log->mu);
     /* Unlink outside the lock; readers holding a slice keep the fd until they release. */
@@ -1144,6 +1162,8 @@ int sf_log_delete_records(sf_log_t *log, int64_t offset, int64_t *low_watermark)
         assert(start_offset_locked(log) == offset && offset <= log->leo);
         if (log->recovery_point < offset)
             log->recovery_point = offset;
+        if (sf_epochs_truncate_from_start(&log->epochs, offset))
+            sf_log_epochs_save_locked(log);
         sf_log(SF_LOG_INFO, "STORAGE",
                "%s: records deleted below offset %" PRId64 " (%zu segment(s) removed)", log->path,
                offset, ndead);

@@ -1,7 +1,7 @@
 /* A partition log: an ordered list of segments in <log.dir>/<topic>-<partition>/.
  *
- * Threading: append, read, retention, offset_for_timestamp, delete_records and delete are
- * called from the event-loop thread; sf_log_flush may run concurrently on a background
+ * Threading: append, read, retention, offset_for_timestamp, delete_records, truncate and delete
+ * are called from the event-loop thread; sf_log_flush may run concurrently on a background
  * thread. A per-log mutex guards the segment list, the offsets and the indexes (short
  * critical sections); segments are reference counted (atomic), so a slice handed out by
  * sf_log_read stays valid (its fd open) until released, even after retention or
@@ -92,8 +92,66 @@ int sf_log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_ms,
 int sf_log_append_validated(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_ms,
                             sf_log_append_info_t *info);
 
-/* The PartitionLeaderEpoch stamped into batches appended from now on (default 0). */
+/* The PartitionLeaderEpoch stamped into batches appended from now on (default 0). The first
+ * batch appended with an epoch above the latest one in the epoch cache adds an entry (epoch,
+ * its offset), for sf_log_append and sf_log_append_validated alike. */
 void sf_log_set_leader_epoch(sf_log_t *log, int32_t leader_epoch);
+
+/* ---- replication ---- */
+
+/* Append record batches replicated from the leader: their BaseOffset and PartitionLeaderEpoch
+ * are kept (nothing is rewritten; @batches is not written to). Every batch is validated as
+ * sf_log_append does (framing, sizes, magic 2, CRC). The first batch must start at or after
+ * the LEO (a gap is allowed, as compaction leaves them) and offsets must increase batch to
+ * batch: else SF_ERR_RANGE and nothing is written. A batch whose PartitionLeaderEpoch is
+ * above the latest epoch in the epoch cache adds an entry (epoch, its BaseOffset). The high
+ * watermark is not moved. @info (may be NULL) as sf_log_append's, FirstOffset the first
+ * batch's BaseOffset. @return SF_OK, SF_ERR_RANGE, or sf_log_append's errors. */
+int sf_log_append_replica(sf_log_t *log, const uint8_t *batches, size_t len, int64_t now_ms,
+                          sf_log_append_info_t *info);
+
+/* Remove every record at and after @offset (a follower truncating to where its log and the
+ * leader's agree). Segments that start after @offset are deleted, the one holding it is cut
+ * at the batch boundary (@offset must be a batch boundary, or the LEO; else the cut is at the
+ * start of the batch holding @offset; a segment starting exactly at @offset is emptied and
+ * kept, as Kafka's truncateTo), indexes trimmed, epoch cache entries starting at or after the
+ * new LEO removed, the HW clamped to the new LEO. @offset >= LEO changes nothing.
+ * @offset below the log start offset truncates everything and restarts the log at @offset
+ * (Kafka's truncateFullyAndStartAt; the epoch cache is emptied). Segment files are removed
+ * under the log mutex (a rare operation); slices held keep their segments readable.
+ * @return SF_OK, SF_ERR_INVALID (@offset < 0) or SF_ERR_IO (also: the log is offline, or a
+ * file could not be removed, logged, with the truncation done all the same). */
+int sf_log_truncate(sf_log_t *log, int64_t offset);
+
+/* Set the high watermark explicitly (as sf_log_set_high_watermark) but only ever upwards:
+ * a value below the current one is ignored (and a negative one). Clamped to the LEO. A log
+ * whose high watermark follows the LEO holds it at the LEO from then on (explicit). Returns
+ * 1 when it moved, else 0. */
+int sf_log_advance_high_watermark(sf_log_t *log, int64_t hw);
+
+/* The leader-epoch cache (Kafka's LeaderEpochFileCache): (epoch, start offset) pairs, kept in
+ * <partition dir>/leader-epoch-checkpoint in Kafka's text format (version line "0", count line,
+ * then "epoch startOffset" lines), replaced atomically (temp file, fsync, rename) whenever it
+ * changes (under the log mutex: entries change only at leader changes, truncations and log
+ * start moves); loaded at sf_log_open (entries past the LEO or below the log start dropped),
+ * and rebuilt from the batch headers when missing or unreadable (then written, unless the log
+ * is empty and the file was only missing). A failed write is retried by sf_log_flush.
+ * Moving the log start offset (sf_log_delete_records, sf_log_retention) drops the entries
+ * wholly below it and moves the first kept entry's start up to it. */
+
+/* The leader became leader for @epoch at @start_offset (its LEO): add (epoch, start) if @epoch
+ * is above the latest one; entries with a larger epoch or a start offset >= @start_offset are
+ * dropped first, as Kafka's assign does. Also stamps @epoch on later appends like
+ * sf_log_set_leader_epoch. */
+void sf_log_epoch_assign(sf_log_t *log, int32_t epoch, int64_t start_offset);
+/* The latest epoch in the cache, or -1 when empty. */
+int32_t sf_log_latest_epoch(sf_log_t *log);
+/* Kafka's endOffsetFor (OffsetForLeaderEpoch): for the largest cached epoch <= @epoch, the
+ * epoch found and the start offset of the next larger epoch (or the LEO if it is the latest).
+ * When @epoch is below every cached epoch: found -1, end offset -1 (UNDEFINED). When the cache
+ * is empty: found -1, end -1. */
+void sf_log_end_offset_for_epoch(sf_log_t *log, int32_t epoch, int32_t *found_epoch,
+                                 int64_t *end_offset);
 
 /* The log start offset: the first offset that can be read. The base offset of the oldest
  * segment, or higher after sf_log_delete_records. */

@@ -658,6 +658,99 @@ int sf_segment_truncate(sf_segment_t *seg) {
     return SF_OK;
 }
 
+static int64_t file_mtime_ms(int fd) {
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return -1;
+    return (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+}
+
+/* Keep the first @keep entries of @ix on the heap, the file to be rewritten from scratch. */
+static int idx_keep(sf_segment_index_t *ix, size_t keep) {
+    if (ix->mapped) {
+        uint8_t *p = keep ? malloc(keep * ix->entry_size) : NULL;
+        if (keep && !p)
+            return SF_ERR_NOMEM;
+        if (keep)
+            memcpy(p, ix->data, keep * ix->entry_size);
+        idx_release(ix);
+        ix->data = p;
+        ix->cap = keep;
+        ix->loaded = 1;
+    }
+    ix->n = keep;
+    ix->written = 0;
+    return SF_OK;
+}
+
+int sf_segment_truncate_to(sf_segment_t *seg, int64_t offset, int32_t index_interval,
+                           int64_t *end) {
+    sf_recbatch_hdr_t hdr;
+    int64_t cut = seg->size, start = 0, valid_end, next;
+    size_t bsize, ko, kt;
+    int rc = sf_segment_index_ensure(seg, index_interval, end);
+
+    if (rc != SF_OK)
+        return rc;
+    next = offset;
+    rc = sf_segment_scan(seg, sf_segment_index_lookup(seg, offset), seg->size, offset, &cut,
+                         &hdr, &bsize);
+    if (rc == SF_ERR_NOTFOUND) {
+        cut = seg->size; /* nothing at or after @offset here */
+    } else if (rc != SF_OK) {
+        *end = cut;
+        return rc;
+    } else if (hdr.BaseOffset < offset) {
+        next = hdr.BaseOffset; /* @offset inside a batch: the whole batch goes */
+    }
+    /* Entries for the batches that stay (positions before the cut, offsets before next). */
+    for (ko = seg->oidx.n; ko > 0 && oidx_pos(&seg->oidx, ko - 1) >= cut; ko--)
+        ;
+    for (kt = seg->tidx.n;
+         kt > 0 && seg->base_offset + (int64_t)tidx_rel(&seg->tidx, kt - 1) >= next; kt--)
+        ;
+    if ((rc = idx_keep(&seg->oidx, ko)) != SF_OK || (rc = idx_keep(&seg->tidx, kt)) != SF_OK)
+        return rc;
+    if (cut < seg->size && ftruncate(seg->fd, (off_t)cut) < 0) {
+        sf_log(SF_LOG_ERR, "STORAGE", "cannot truncate %s.log: %s", seg->path, strerror(errno));
+        return SF_ERR_IO;
+    }
+    seg->size = cut;
+    if (seg->synced_size > cut)
+        seg->synced_size = cut;
+    seg->prealloc_end = 0;
+    seg->sealed = 0;
+    /* As at load: the state at the last offset entry, then the batches after it. */
+    seg->next_offset = seg->base_offset;
+    seg->max_timestamp = seg->offset_of_max_timestamp = -1;
+    seg->bytes_since_index = 0;
+    if (ko > 0) {
+        start = oidx_pos(&seg->oidx, ko - 1);
+        seg->next_offset = seg->base_offset + oidx_rel(&seg->oidx, ko - 1);
+    }
+    if (kt > 0) {
+        seg->max_timestamp = tidx_ts(&seg->tidx, kt - 1);
+        seg->offset_of_max_timestamp = seg->base_offset + tidx_rel(&seg->tidx, kt - 1);
+    }
+    rc = scan_batches(seg, start, 0, seg->next_offset, index_interval, ko > 0, &valid_end);
+    if (rc == SF_OK && valid_end != cut) {
+        *end = valid_end;
+        return SF_ERR_CORRUPT;
+    }
+    if (rc == SF_OK)
+        rc = idx_write(seg, &seg->oidx, 1);
+    if (rc == SF_OK)
+        rc = idx_write(seg, &seg->tidx, 1);
+    if (seg->next_offset < next)
+        seg->next_offset = next; /* a gap up to @offset: the next append starts there */
+    if (seg->size == 0)
+        seg->roll_base_ms = -1;
+    else if (seg->roll_base_ms < 0)
+        seg->roll_base_ms = file_mtime_ms(seg->fd);
+    *end = seg->next_offset;
+    return rc;
+}
+
 static void state_reset(sf_segment_t *seg) {
     idx_reset_heap(&seg->oidx);
     idx_reset_heap(&seg->tidx);
@@ -665,13 +758,6 @@ static void state_reset(sf_segment_t *seg) {
     seg->max_timestamp = -1;
     seg->offset_of_max_timestamp = -1;
     seg->bytes_since_index = 0;
-}
-
-static int64_t file_mtime_ms(int fd) {
-    struct stat st;
-    if (fstat(fd, &st) < 0)
-        return -1;
-    return (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
 }
 
 /* Rebuild both indexes from the .log (headers only, or fully validated) and rewrite the

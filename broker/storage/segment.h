@@ -111,6 +111,16 @@ int sf_segment_recover(sf_segment_t *seg, int64_t min_offset, int32_t index_inte
  * file and the position. @return SF_OK or SF_ERR_IO. */
 int sf_segment_truncate(sf_segment_t *seg);
 
+/* Remove the batches at and after @offset (a follower truncating its log): the .log is cut
+ * at the start of the first batch whose last offset is >= @offset, both indexes lose the
+ * entries past the cut (rewritten; a mapped index is read back to the heap) and the segment
+ * takes appends again (sealed cleared), its next offset set to @offset or the cut batch's
+ * base, whichever is lower. Needs the descriptor pin and the log mutex.
+ * @return SF_OK with the new next offset in *@end (seg->next_offset), SF_ERR_CORRUPT (a batch
+ * header that does not check out, at *@end), SF_ERR_IO or SF_ERR_NOMEM. */
+int sf_segment_truncate_to(sf_segment_t *seg, int64_t offset, int32_t index_interval,
+                           int64_t *end);
+
 /* Load a segment that was shut down cleanly: check the index files (rebuilt when missing or
  * inconsistent), and scan batch headers from the last offset-index entry to the end: the
  * active segment gets its next offset and largest timestamp from there, a sealed one checks

@@ -1,0 +1,84 @@
+/* The partition log's private state, shared by its files (log.c: open, append, read, flush,
+ * retention; logrepl.c: truncation, the high watermark of a follower and the leader-epoch
+ * cache). Everything here is guarded by log->mu unless said otherwise. */
+#ifndef SF_LOG_INT_H
+#define SF_LOG_INT_H
+
+#include <assert.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "epochs.h"
+#include "log.h"
+#include "segment.h"
+
+struct sf_log {
+    pthread_mutex_t mu;       /* segment list, offsets, indexes, counters */
+    pthread_mutex_t flush_mu; /* one flush at a time */
+    char *topic;
+    int32_t partition;
+    char *path; /* <dir>/<topic>-<partition> */
+    sf_log_config_t cfg;
+    sf_segment_t **segs; /* by base offset; the last one takes appends */
+    sf_segment_t *pinned; /* the segment whose descriptor the log pins (the active one) */
+    size_t nsegs, capsegs;
+    int64_t leo;
+    int64_t start; /* log start offset set by DeleteRecords; the first segment's base if higher */
+    int64_t hw; /* -1: follows the LEO */
+    int32_t leader_epoch;
+    int64_t recovery_point;
+    int64_t unflushed_msgs;
+    int64_t first_unflushed_ms; /* now_ms of the first append since the last flush; -1 */
+    int64_t last_append_ms;
+    int offline;         /* damaged mid-log: nothing is served or appended (logged once) */
+    int sealed_unsynced; /* a roll happened since the last flush */
+    int dir_unsynced;    /* a segment file was created since the last flush */
+    sf_epochs_t epochs;  /* the leader-epoch cache */
+    int epochs_unsaved;  /* its checkpoint could not be written: sf_log_flush tries again */
+};
+
+static inline sf_segment_t *active_seg(const sf_log_t *log) {
+    assert(log->nsegs > 0);
+    return log->segs[log->nsegs - 1];
+}
+
+/* Index of the segment with the largest base offset <= @offset (0 if none). */
+static inline size_t seg_find(const sf_log_t *log, int64_t offset) {
+    size_t lo = 0, hi = log->nsegs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (log->segs[mid]->base_offset <= offset)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo == 0 ? 0 : lo - 1;
+}
+
+static inline int64_t start_offset_locked(const sf_log_t *log) {
+    int64_t base = log->segs[0]->base_offset;
+    return log->start > base ? log->start : base;
+}
+
+static inline int32_t index_interval(const sf_log_t *log) {
+    return log->cfg.index_interval_bytes > 0 ? log->cfg.index_interval_bytes : 1;
+}
+
+static inline int64_t hw_locked(const sf_log_t *log) {
+    if (log->hw < 0 || log->hw > log->leo)
+        return log->leo;
+    return log->hw;
+}
+
+/* Seal the active segment and start a new one at @base (the LEO, or above it when a replica
+ * append starts after a gap). */
+int sf_log_roll_locked(sf_log_t *log, int64_t base);
+
+/* Load the leader-epoch cache at open (checkpoint, else rebuilt from the batch headers). */
+int sf_log_epochs_open(sf_log_t *log);
+
+/* Write the epoch checkpoint after the cache changed; a failure is retried by the next
+ * sf_log_flush (epochs_unsaved). */
+void sf_log_epochs_save_locked(sf_log_t *log);
+
+#endif
