@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #ifdef HAVE_SYSTEMD
 #include <systemd/sd-daemon.h>
 #endif
@@ -296,6 +297,7 @@ static int start_cluster(sf_broker_t *b, char *errstr, size_t errstr_size) {
     const sf_brokercfg_t *cfg = b->cfg;
     sf_cluster_callbacks_t cbs = {on_ready, on_snapshot, on_controller};
     sf_cluster_options_t opt;
+    const char *unclean;
     char host[256] = "";
     int32_t port = -1;
     size_t i;
@@ -313,6 +315,9 @@ static int start_cluster(sf_broker_t *b, char *errstr, size_t errstr_size) {
     opt.port = host[0] ? port : -1;
     opt.endpoints = (const char *const *)b->endpoints;
     opt.nendpoints = (int)b->nendpoints;
+    /* Stored normalised by the config parser when given (topic synonym). */
+    unclean = sf_brokercfg_file_value(cfg, "unclean.leader.election.enable");
+    opt.unclean_leader_election = unclean && !strcasecmp(unclean, "true");
     b->cluster = sf_cluster_new(b->base, &opt, &cbs, b);
     if (!b->cluster) {
         snprintf(errstr, errstr_size, "zookeeper.connect: cannot use \"%s\"", cfg->zk_connect);

@@ -211,6 +211,7 @@ sf_cluster_t *sf_cluster_new(struct event_base *base, const sf_cluster_options_t
     cl->connection_timeout_ms =
         opt->connection_timeout_ms > 0 ? opt->connection_timeout_ms : cl->session_timeout_ms;
     cl->port = opt->host ? opt->port : -1;
+    cl->unclean_default = opt->unclean_leader_election != 0;
     cl->broker_epoch = -1;
     cl->controller_id = -1;
     cl->controller_epoch = -1;

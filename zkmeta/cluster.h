@@ -55,6 +55,9 @@ typedef struct sf_cluster_options {
     const char *const *endpoints;    /* "PLAINTEXT://h:p", ... */
     int nendpoints;
     const char *rack; /* NULL for none */
+    /* unclean.leader.election.enable of the broker's configuration: the controller's default
+     * when neither the topic nor a dynamic broker config sets it */
+    int unclean_leader_election;
 } sf_cluster_options_t;
 
 typedef struct sf_cluster_callbacks {
@@ -177,5 +180,28 @@ int sf_cluster_topic_config_set(sf_cluster_t *cl, const char *topic,
 int sf_cluster_broker_config_set(sf_cluster_t *cl, const char *entity,
                                  const sf_cluster_config_entry_t *configs, int n,
                                  sf_cluster_done_cb done, void *arg);
+
+/* ---- Partition state rewrites (the controller only) ---- */
+
+/* One partition's new state for sf_cluster_alter_isr. */
+typedef struct sf_cluster_state_write {
+    const char *topic;         /* borrowed until the completion */
+    sf_cluster_partition_t st; /* partition, leader, leader_epoch, isr, nisr (borrowed); the
+                                * controller epoch is filled in */
+    int32_t version;           /* the state znode's version it replaces (state_version) */
+    /* results: SF_OK with the znode's new version, SF_ERR_STATE (the znode changed since
+     * @version: someone else wrote), SF_ERR_NOTFOUND (the state is gone) or SF_ERR_IO */
+    int err;
+    int32_t new_version;
+} sf_cluster_state_write_t;
+
+/* Write the new states @w (@n of them, borrowed until @done) as versioned setData ops, all
+ * of them in one multi-op fenced by /controller_epoch (several when there are too many for
+ * one request); one partition's failure does not keep the others from being written. Only
+ * on the controller. Synchronous errors (@done not called): SF_ERR_STATE (not the controller),
+ * SF_ERR_INVALID (@n < 1), SF_ERR_NOMEM, SF_ERR_IO. Asynchronous: SF_OK (each item has its
+ * result), SF_ERR_STATE (deposed meanwhile: nothing more was written), SF_ERR_IO. */
+int sf_cluster_alter_isr(sf_cluster_t *cl, sf_cluster_state_write_t *w, int n,
+                         sf_cluster_done_cb done, void *arg);
 
 #endif

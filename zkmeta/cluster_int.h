@@ -117,6 +117,7 @@ struct sf_cluster {
     int32_t elect_version;      /* the version /controller_epoch gets if our election wins */
     int32_t ctrl_epoch_version; /* while controller: that version, which fences every write */
     struct cl_ctrl_busy *ctrl_busy; /* topics with a controller write in flight */
+    int unclean_default;            /* unclean.leader.election.enable of the configuration */
     struct cl_node ctrl_node;
 
     char *cluster_id;
@@ -176,8 +177,18 @@ int cl_ctrl_create_states(sf_cluster_t *cl, const char *topic, sf_cluster_partit
                           int n, sf_cluster_done_cb done, void *arg);
 int cl_ctrl_purge_topic(sf_cluster_t *cl, const char *topic, sf_cluster_done_cb done, void *arg);
 
+/* ctrlwrite.c: rewrite existing partition states (versioned setData ops behind the fence,
+ * batched; see sf_cluster_alter_isr for @w). @done is called straight from the ZooKeeper
+ * completion (not through the notify queue) with SF_OK once every item has its result,
+ * SF_ERR_STATE (deposed) or SF_ERR_IO. Synchronous errors (no completion): SF_ERR_STATE (not
+ * the controller), SF_ERR_INVALID (@n < 1), SF_ERR_NOMEM, or sf_zk_multi's. */
+typedef void (*cl_states_done_cb)(void *arg, int err);
+int cl_ctrl_write_states(sf_cluster_t *cl, sf_cluster_state_write_t *w, int n,
+                         cl_states_done_cb done, void *arg);
+
 /* controller.c: what the controller does with a new snapshot (while it is the controller):
- * create the states of partitions that have none, purge topics requested for deletion. */
+ * create the states of partitions that have none, elect new leaders for partitions whose
+ * leader is gone and drop dead brokers from ISRs, purge topics requested for deletion. */
 void cl_controller_run(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap);
 /* Forget the writes in flight (no longer the controller, or freeing). */
 void cl_controller_stop(sf_cluster_t *cl);

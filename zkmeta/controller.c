@@ -1,13 +1,18 @@
 /* The controller's duties in ZooKeeper (cluster_int.h): it alone writes partition state.
  * After each snapshot it creates the states of partitions that have none (new topics, added
- * partitions: leader = the first live replica, leader epoch 0, ISR = the leader alone, since
- * nothing replicates to the others yet) and purges the topics whose deletion was requested.
- * At most one write per topic is in flight; the next snapshot shows its outcome. */
+ * partitions: leader = the first live replica, leader epoch 0, ISR = the live replicas, as
+ * Kafka does at creation), moves leadership off brokers that left and drops them from ISRs
+ * (election_rules.h; all such changes in one batch of versioned writes), and purges the topics
+ * whose deletion was requested. At most one write per topic is in flight, so no two writes
+ * come from one stale snapshot; the next snapshot shows their outcome. */
 #include "cluster_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "election_rules.h"
 #include "err.h"
 #include "logging.h"
 
@@ -63,45 +68,198 @@ static void busy_unlink(sf_cluster_t *cl, struct cl_ctrl_busy *b) {
     free(b);
 }
 
-/* The first replica of @p that is registered, or -1. */
-static int32_t first_live(const sf_cluster_snapshot_t *snap, const sf_cluster_partition_t *p) {
-    int i;
-    for (i = 0; i < p->nreplicas; i++)
-        if (sf_cluster_snapshot_broker(snap, p->replicas[i]))
-            return p->replicas[i];
-    return -1;
-}
-
 /* The new states for @t's partitions without one (malloc'd, *@n of them; NULL when none). */
 static sf_cluster_partition_t *new_states(const sf_cluster_t *cl, const sf_cluster_snapshot_t *snap,
                                           const sf_cluster_topic_t *t, int *n) {
     sf_cluster_partition_t *st = NULL;
-    int p, m = 0;
+    int p, m = 0, rc;
     *n = 0;
     for (p = 0; p < t->npartitions; p++) {
         const sf_cluster_partition_t *part = &t->partitions[p];
-        int32_t leader;
-        if (sf_cluster_partition_has_state(part) || (leader = first_live(snap, part)) < 0)
-            continue; /* a partition with no live replica stays offline for now */
+        if (sf_cluster_partition_has_state(part))
+            continue;
         if (!st && !(st = calloc((size_t)(t->npartitions - p), sizeof(*st))))
             return NULL;
-        st[m].partition = p;
-        st[m].leader = leader;
-        st[m].leader_epoch = 0;
-        st[m].controller_epoch = cl->controller_epoch;
-        if (!(st[m].isr = malloc(sizeof(int32_t)))) {
+        rc = sf_elect_initial(part, snap, &st[m]);
+        if (rc == SF_ERR_NOTFOUND)
+            continue; /* a partition with no live replica stays offline for now */
+        if (rc != SF_OK) {
             int i;
             for (i = 0; i < m; i++)
                 sf_cluster_partition_clear(&st[i]);
             free(st);
             return NULL;
         }
-        st[m].isr[0] = leader;
-        st[m].nisr = 1;
+        st[m].partition = p;
+        st[m].controller_epoch = cl->controller_epoch;
         m++;
+    }
+    if (!m) {
+        free(st);
+        st = NULL;
     }
     *n = m;
     return st;
+}
+
+/* ---- failover: new leaders and smaller ISRs after brokers left ---- */
+
+/* One batch of state rewrites across topics: each topic in it is busy until it completes. */
+struct cl_ctrl_batch {
+    struct cl_ctrl_busy **busy; /* the topics, in order of their first item */
+    int nbusy, capbusy;
+    sf_cluster_state_write_t *w;
+    int n, cap;
+    int moved, offline, shrunk; /* counts for the log line */
+    int32_t lost[8];            /* former leaders that left, for the log line */
+    int nlost;
+};
+
+static void batch_free(struct cl_ctrl_batch *bt) {
+    int i;
+    for (i = 0; i < bt->n; i++)
+        free(bt->w[i].st.isr);
+    free(bt->w);
+    free(bt->busy);
+    free(bt);
+}
+
+static void batch_done(void *arg, int err) {
+    struct cl_ctrl_batch *bt = arg;
+    int i, lost = 0;
+    for (i = 0; i < bt->n; i++)
+        lost += bt->w[i].err == SF_ERR_STATE || bt->w[i].err == SF_ERR_NOTFOUND;
+    if (lost && err == SF_OK)
+        sf_log(SF_LOG_INFO, "CONTROLLER", "%d of %d partition state(s) changed meanwhile; "
+               "looked at again with the next metadata", lost, bt->n);
+    for (i = 0; i < bt->nbusy; i++)
+        busy_done(bt->busy[i], err);
+    batch_free(bt);
+}
+
+/* unclean.leader.election.enable for @t: the topic's, else the dynamic broker configs', else
+ * the configuration's. */
+static int unclean_enabled(const sf_cluster_t *cl, const sf_cluster_snapshot_t *snap,
+                           const sf_cluster_topic_t *t) {
+    static const char key[] = "unclean.leader.election.enable";
+    const char *v = sf_cluster_topic_config(t, key);
+    if (!v)
+        v = sf_cluster_snapshot_broker_config(snap, 0, key);
+    if (!v)
+        v = sf_cluster_snapshot_broker_config(snap, 1, key);
+    return v ? !strcasecmp(v, "true") : cl->unclean_default;
+}
+
+static void note_lost(struct cl_ctrl_batch *bt, int32_t leader) {
+    int i;
+    if (leader < 0)
+        return;
+    for (i = 0; i < bt->nlost; i++)
+        if (bt->lost[i] == leader)
+            return;
+    if (bt->nlost < (int)(sizeof(bt->lost) / sizeof(bt->lost[0])))
+        bt->lost[bt->nlost++] = leader;
+}
+
+/* Room for one more item (and one more topic). */
+static int batch_grow(struct cl_ctrl_batch *bt) {
+    if (bt->n == bt->cap) {
+        int cap = bt->cap ? 2 * bt->cap : 64;
+        sf_cluster_state_write_t *w = realloc(bt->w, (size_t)cap * sizeof(*w));
+        if (!w)
+            return SF_ERR_NOMEM;
+        bt->w = w;
+        bt->cap = cap;
+    }
+    if (bt->nbusy == bt->capbusy) {
+        int cap = bt->capbusy ? 2 * bt->capbusy : 16;
+        struct cl_ctrl_busy **b = realloc(bt->busy, (size_t)cap * sizeof(*b));
+        if (!b)
+            return SF_ERR_NOMEM;
+        bt->busy = b;
+        bt->capbusy = cap;
+    }
+    return SF_OK;
+}
+
+/* Add the failover changes of @t's partitions to @bt (marking @t busy if there are any). */
+static int batch_topic(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap,
+                       const sf_cluster_topic_t *t, struct cl_ctrl_batch *bt) {
+    struct cl_ctrl_busy *b = NULL;
+    int p, unclean = unclean_enabled(cl, snap, t);
+    for (p = 0; p < t->npartitions; p++) {
+        const sf_cluster_partition_t *part = &t->partitions[p];
+        sf_cluster_state_write_t *w;
+        int out;
+        if (batch_grow(bt) != SF_OK)
+            return SF_ERR_NOMEM;
+        w = &bt->w[bt->n];
+        memset(w, 0, sizeof(*w));
+        out = sf_elect_failover(part, snap, unclean, &w->st);
+        if (out < 0)
+            return SF_ERR_NOMEM;
+        if (out == SF_ELECT_NONE)
+            continue;
+        if (!b) {
+            if (!(b = busy_add(cl, t->name))) {
+                free(w->st.isr);
+                return SF_ERR_NOMEM;
+            }
+            bt->busy[bt->nbusy++] = b;
+        }
+        w->topic = b->topic;
+        w->st.partition = p;
+        w->version = part->state_version;
+        bt->n++;
+        if (out == SF_ELECT_SHRINK) {
+            bt->shrunk++;
+        } else {
+            note_lost(bt, part->leader);
+            bt->moved += out != SF_ELECT_OFFLINE;
+            bt->offline += out == SF_ELECT_OFFLINE;
+        }
+    }
+    return SF_OK;
+}
+
+static void batch_log(const struct cl_ctrl_batch *bt) {
+    char ids[96] = "";
+    size_t len = 0;
+    int i;
+    for (i = 0; i < bt->nlost && len < sizeof(ids) - 16; i++)
+        len += (size_t)snprintf(ids + len, sizeof(ids) - len, "%s%d", i ? "," : "",
+                                (int)bt->lost[i]);
+    if (bt->moved || bt->offline)
+        sf_log(SF_LOG_INFO, "CONTROLLER", "moving leadership of %d partition(s) off broker(s) "
+               "%s%s (%d left without a leader); shrinking the ISR of %d more", bt->moved,
+               bt->nlost ? ids : "-", bt->nlost == 8 ? ",..." : "", bt->offline, bt->shrunk);
+    else
+        sf_log(SF_LOG_INFO, "CONTROLLER", "removing brokers that left from the ISR of %d "
+               "partition(s)", bt->shrunk);
+}
+
+/* Elect and shrink for every topic that needs it, in one batch of writes. */
+static void controller_failover(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap) {
+    struct cl_ctrl_batch *bt = calloc(1, sizeof(*bt));
+    int i, rc = bt ? SF_OK : SF_ERR_NOMEM;
+    for (i = 0; rc == SF_OK && i < snap->ntopics; i++) {
+        const sf_cluster_topic_t *t = snap->topics[i];
+        if (!busy_find(cl, t->name) && !sf_cluster_snapshot_deleting(snap, t->name))
+            rc = batch_topic(cl, snap, t, bt);
+    }
+    if (rc == SF_OK && bt->n) {
+        batch_log(bt);
+        rc = cl_ctrl_write_states(cl, bt->w, bt->n, batch_done, bt);
+        if (rc == SF_OK)
+            return;
+    }
+    if (rc != SF_OK)
+        sf_log(SF_LOG_WARNING, "CONTROLLER", "cannot write new leaders now (%s); retried with "
+               "the next metadata change", sf_err_str(rc));
+    for (i = 0; bt && i < bt->nbusy; i++)
+        busy_unlink(cl, bt->busy[i]);
+    if (bt)
+        batch_free(bt);
 }
 
 void cl_controller_run(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap) {
@@ -135,6 +293,7 @@ void cl_controller_run(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap) {
         if (cl_ctrl_create_states(cl, t->name, st, n, busy_done, b) != SF_OK)
             busy_unlink(cl, b);
     }
+    controller_failover(cl, snap);
 }
 
 void cl_controller_stop(sf_cluster_t *cl) {

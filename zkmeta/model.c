@@ -208,6 +208,7 @@ static int copy_topic(sf_cluster_topic_t *dst, const struct cl_topic *t) {
             p->leader = src->have ? src->p.leader : -1;
             p->leader_epoch = src->have ? src->p.leader_epoch : -1;
             p->controller_epoch = src->have ? src->p.controller_epoch : -1;
+            p->state_version = src->have ? src->p.state_version : -1;
             if (copy_ints(src->p.replicas, src->p.nreplicas, &p->replicas))
                 return SF_ERR_NOMEM;
             p->nreplicas = src->p.nreplicas;
@@ -692,6 +693,7 @@ static int apply_topic(sf_cluster_t *cl, struct cl_topic *t, sf_cluster_topic_t 
             parts[i].p.leader = -1;
             parts[i].p.leader_epoch = -1;
             parts[i].p.controller_epoch = -1;
+            parts[i].p.state_version = -1;
         }
         free(t->parts);
         t->parts = parts;
@@ -791,6 +793,7 @@ static void model_data_cb(int err, int zrc, const char *data, int len, const sf_
         if (part->node.inc != k->inc || (err != SF_OK && err != SF_ERR_NOTFOUND))
             break;
         if (err == SF_OK && sf_znode_pstate_decode(data, (size_t)len, &part->p) == SF_OK) {
+            part->p.state_version = stat ? stat->version : -1;
             part->have = 1;
         } else {
             if (err == SF_OK)

@@ -33,6 +33,8 @@ typedef struct sf_cluster_partition {
     int32_t leader;           /* -1: none (or state not known) */
     int32_t leader_epoch;     /* -1 if the state znode is missing */
     int32_t controller_epoch; /* -1 if the state znode is missing */
+    int32_t state_version;    /* ZooKeeper version of the state znode (Kafka's partition
+                               * epoch), -1 if it is missing */
     int32_t *replicas;
     int nreplicas;
     int32_t *isr;

@@ -554,12 +554,14 @@ int main(int argc, char **argv) {
         for (i = 0; i < t->npartitions; i++) {
             const sf_cluster_partition_t *p = &t->partitions[i];
             good &= p->partition == i && p->nreplicas == 2 && p->replicas[0] != p->replicas[1] &&
-                    p->leader == p->replicas[0] && p->leader_epoch == 0 && p->nisr == 1 &&
-                    p->isr[0] == p->leader && p->controller_epoch == epoch0;
+                    p->leader == p->replicas[0] && p->leader_epoch == 0 && p->nisr == 2 &&
+                    p->isr[0] == p->replicas[0] && p->isr[1] == p->replicas[1] &&
+                    p->controller_epoch == epoch0 && p->state_version == 0;
         }
-        /* The controller (broker 1) wrote the states: nothing replicates yet, so the ISR is
-         * the leader alone. */
-        check(good, "t1: topic id set, leader = first replica, isr = the leader, epochs right");
+        /* The controller (broker 1) wrote the states: both replicas are live, so the ISR is
+         * both of them in assignment order (as Kafka does at creation). */
+        check(good, "t1: topic id set, leader = first replica, isr = the live replicas, "
+                    "epochs and version right");
         check(t->nconfigs == 2 && !strcmp(sf_cluster_topic_config(t, "cleanup.policy") ?: "",
                                           "compact"),
               "t1 configs in snapshot");
@@ -603,8 +605,8 @@ int main(int argc, char **argv) {
     check(run_until(has_topic_parts, &sp, 5000), "snapshot has t1 with 5 partitions and leaders");
     t = a.snap ? sf_cluster_snapshot_topic(a.snap, "t1") : NULL;
     check(t && t->npartitions == 5 && t->partitions[4].nreplicas == 2 &&
-              t->partitions[3].nisr == 1 && t->partitions[3].isr[0] == t->partitions[3].leader,
-          "new partitions have 2 replicas and the leader as isr");
+              t->partitions[3].nisr == 2 && t->partitions[3].isr[0] == t->partitions[3].leader,
+          "new partitions have 2 replicas, both in the isr, the leader first");
     check(probe_exists("/brokers/topics/t1/partitions/4/state"), "partition 4 state exists");
     memset(&d, 0, sizeof(d));
     check(admin_wait(sf_cluster_partitions_add(a.cl, "t1", 4, NULL, admin_done, &d), &d) ==

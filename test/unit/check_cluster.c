@@ -8,6 +8,7 @@
 #include "cluster.h"
 #include "zk.h"
 #include "placement.h"
+#include "election_rules.h"
 #include "znode.h"
 #include "err.h"
 
@@ -443,6 +444,205 @@ START_TEST(test_topic_names) {
 }
 END_TEST
 
+
+/* ---- election rules ---- */
+
+/* A snapshot with brokers @ids (@n of them) registered, epoch 100 + id, and no topics. */
+static sf_cluster_snapshot_t *live_snap(const int32_t *ids, int n) {
+    sf_cluster_broker_t *b = calloc((size_t)n + 1, sizeof(*b));
+    int i;
+    ck_assert_ptr_nonnull(b);
+    for (i = 0; i < n; i++) {
+        b[i].id = ids[i];
+        b[i].port = -1;
+        b[i].epoch = 100 + ids[i];
+    }
+    return sf_cluster_snapshot_build_copy(strdup("c"), ids[0], 1, b, n, NULL, 0);
+}
+
+/* A partition with a state (borrowed arrays). */
+static sf_cluster_partition_t mkpart(int32_t *replicas, int nr, int32_t leader, int32_t epoch,
+                                     int32_t *isr, int nisr) {
+    sf_cluster_partition_t p = {.partition = 0, .leader = leader, .leader_epoch = epoch,
+                                .controller_epoch = 1, .state_version = 7, .replicas = replicas,
+                                .nreplicas = nr, .isr = isr, .nisr = nisr};
+    return p;
+}
+
+#define ISR_IS(out, ...)                                                                   \
+    do {                                                                                   \
+        const int32_t want_[] = {__VA_ARGS__};                                             \
+        int k_;                                                                            \
+        ck_assert_int_eq((out).nisr, (int)(sizeof(want_) / sizeof(want_[0])));             \
+        for (k_ = 0; k_ < (out).nisr; k_++)                                                \
+            ck_assert_int_eq((out).isr[k_], want_[k_]);                                    \
+    } while (0)
+
+START_TEST(test_elect_initial) {
+    int32_t live12[] = {1, 2}, r[] = {3, 1, 2};
+    sf_cluster_snapshot_t *s = live_snap(live12, 2);
+    sf_cluster_partition_t p = {.leader = -1, .leader_epoch = -1, .replicas = r, .nreplicas = 3};
+    sf_cluster_partition_t out = {0};
+    ck_assert_int_eq(sf_elect_initial(&p, s, &out), SF_OK);
+    ck_assert_int_eq(out.leader, 1); /* 3 is not live: the next in assignment order */
+    ck_assert_int_eq(out.leader_epoch, 0);
+    ISR_IS(out, 1, 2); /* every live replica, in assignment order */
+    free(out.isr);
+    sf_cluster_snapshot_unref(s);
+    {
+        int32_t live9[] = {9};
+        s = live_snap(live9, 1);
+        memset(&out, 0, sizeof(out));
+        ck_assert_int_eq(sf_elect_initial(&p, s, &out), SF_ERR_NOTFOUND);
+        ck_assert_ptr_null(out.isr);
+        sf_cluster_snapshot_unref(s);
+    }
+}
+END_TEST
+
+START_TEST(test_elect_failover) {
+    int32_t live23[] = {2, 3}, r[] = {1, 3, 2}, isr[] = {1, 2, 3}, isr12[] = {1, 2};
+    sf_cluster_snapshot_t *s = live_snap(live23, 2);
+    sf_cluster_partition_t p = mkpart(r, 3, 1, 4, isr, 3), out = {0};
+    /* leader 1 died: the first replica in assignment order that is live and in the ISR */
+    ck_assert_int_eq(sf_elect_failover(&p, s, 0, &out), SF_ELECT_LEADER);
+    ck_assert_int_eq(out.leader, 3);
+    ck_assert_int_eq(out.leader_epoch, 5);
+    ISR_IS(out, 2, 3); /* the old ISR order, less the dead */
+    free(out.isr);
+    /* 3 is live but not in the ISR: 2 is elected */
+    p = mkpart(r, 3, 1, 4, isr12, 2);
+    memset(&out, 0, sizeof(out));
+    ck_assert_int_eq(sf_elect_failover(&p, s, 0, &out), SF_ELECT_LEADER);
+    ck_assert_int_eq(out.leader, 2);
+    ISR_IS(out, 2);
+    free(out.isr);
+    /* no leader at all yet (-1) with a live ISR member */
+    p = mkpart(r, 3, -1, 4, isr12, 2);
+    memset(&out, 0, sizeof(out));
+    ck_assert_int_eq(sf_elect_failover(&p, s, 0, &out), SF_ELECT_LEADER);
+    ck_assert_int_eq(out.leader, 2);
+    ck_assert_int_eq(out.leader_epoch, 5);
+    free(out.isr);
+    /* no state: nothing to do (the creation path handles it) */
+    p = mkpart(r, 3, -1, -1, NULL, 0);
+    ck_assert_int_eq(sf_elect_failover(&p, s, 0, &out), SF_ELECT_NONE);
+    sf_cluster_snapshot_unref(s);
+}
+END_TEST
+
+START_TEST(test_elect_offline_unclean) {
+    int32_t live23[] = {2, 3}, live1[] = {1}, r[] = {1, 2, 3}, isr1[] = {1};
+    sf_cluster_snapshot_t *s = live_snap(live23, 2);
+    sf_cluster_partition_t p = mkpart(r, 3, 1, 4, isr1, 1), out = {0};
+    /* the only ISR member died: offline, the last ISR kept, the epoch bumped */
+    ck_assert_int_eq(sf_elect_failover(&p, s, 0, &out), SF_ELECT_OFFLINE);
+    ck_assert_int_eq(out.leader, -1);
+    ck_assert_int_eq(out.leader_epoch, 5);
+    ISR_IS(out, 1);
+    free(out.isr);
+    /* with unclean election: the first live replica, alone in the ISR */
+    memset(&out, 0, sizeof(out));
+    ck_assert_int_eq(sf_elect_failover(&p, s, 1, &out), SF_ELECT_UNCLEAN);
+    ck_assert_int_eq(out.leader, 2);
+    ck_assert_int_eq(out.leader_epoch, 5);
+    ISR_IS(out, 2);
+    free(out.isr);
+    /* offline already, still no ISR member back: no write */
+    p = mkpart(r, 3, -1, 5, isr1, 1);
+    memset(&out, 0, sizeof(out));
+    ck_assert_int_eq(sf_elect_failover(&p, s, 0, &out), SF_ELECT_NONE);
+    ck_assert_ptr_null(out.isr);
+    sf_cluster_snapshot_unref(s);
+    /* the ISR member came back: elected */
+    s = live_snap(live1, 1);
+    ck_assert_int_eq(sf_elect_failover(&p, s, 0, &out), SF_ELECT_LEADER);
+    ck_assert_int_eq(out.leader, 1);
+    ck_assert_int_eq(out.leader_epoch, 6);
+    ISR_IS(out, 1);
+    free(out.isr);
+    sf_cluster_snapshot_unref(s);
+}
+END_TEST
+
+START_TEST(test_elect_shrink) {
+    int32_t live13[] = {1, 3}, live123[] = {1, 2, 3}, r[] = {1, 2, 3}, isr[] = {1, 2, 3};
+    sf_cluster_snapshot_t *s = live_snap(live13, 2);
+    sf_cluster_partition_t p = mkpart(r, 3, 1, 4, isr, 3), out = {0};
+    /* a live leader, a dead follower in the ISR: it leaves the ISR, the epoch goes up */
+    ck_assert_int_eq(sf_elect_failover(&p, s, 0, &out), SF_ELECT_SHRINK);
+    ck_assert_int_eq(out.leader, 1);
+    ck_assert_int_eq(out.leader_epoch, 5);
+    ISR_IS(out, 1, 3);
+    free(out.isr);
+    sf_cluster_snapshot_unref(s);
+    s = live_snap(live123, 3);
+    memset(&out, 0, sizeof(out));
+    ck_assert_int_eq(sf_elect_failover(&p, s, 0, &out), SF_ELECT_NONE);
+    ck_assert_ptr_null(out.isr);
+    sf_cluster_snapshot_unref(s);
+}
+END_TEST
+
+START_TEST(test_elect_shutdown) {
+    int32_t live123[] = {1, 2, 3}, r[] = {1, 2, 3}, isr[] = {1, 2, 3}, isr1[] = {1};
+    sf_cluster_snapshot_t *s = live_snap(live123, 3);
+    sf_cluster_partition_t p = mkpart(r, 3, 1, 4, isr, 3), out = {0};
+    ck_assert_int_eq(sf_elect_shutdown(&p, s, 1, &out), SF_ELECT_LEADER);
+    ck_assert_int_eq(out.leader, 2);
+    ck_assert_int_eq(out.leader_epoch, 5);
+    ISR_IS(out, 2, 3);
+    free(out.isr);
+    memset(&out, 0, sizeof(out));
+    ck_assert_int_eq(sf_elect_shutdown(&p, s, 2, &out), SF_ELECT_SHRINK);
+    ck_assert_int_eq(out.leader, 1);
+    ISR_IS(out, 1, 3);
+    free(out.isr);
+    memset(&out, 0, sizeof(out));
+    ck_assert_int_eq(sf_elect_shutdown(&p, s, 7, &out), SF_ELECT_NONE);
+    /* the only ISR member cannot hand over: it stays */
+    p = mkpart(r, 3, 1, 4, isr1, 1);
+    ck_assert_int_eq(sf_elect_shutdown(&p, s, 1, &out), SF_ELECT_NONE);
+    ck_assert_ptr_null(out.isr);
+    sf_cluster_snapshot_unref(s);
+}
+END_TEST
+
+START_TEST(test_elect_alter_check) {
+    int32_t live123[] = {1, 2, 3}, r[] = {1, 2, 3}, isr[] = {1, 2, 3};
+    int32_t a12[] = {1, 2}, a23[] = {2, 3}, a14[] = {1, 4}, a11[] = {1, 1};
+    int64_t ok_ep[] = {101, 102}, bad_ep[] = {101, 999}, any_ep[] = {-1, -1};
+    sf_cluster_snapshot_t *s = live_snap(live123, 3);
+    sf_cluster_partition_t p = mkpart(r, 3, 1, 5, isr, 3);
+    ck_assert_int_eq(sf_elect_alter_check(&p, s, 1, 5, 7, a12, NULL, 2), SF_KERR_NONE);
+    ck_assert_int_eq(sf_elect_alter_check(&p, s, 1, 5, 7, a12, ok_ep, 2), SF_KERR_NONE);
+    ck_assert_int_eq(sf_elect_alter_check(&p, s, 1, 5, 7, a12, any_ep, 2), SF_KERR_NONE);
+    ck_assert_int_eq(sf_elect_alter_check(&p, s, 2, 5, 7, a12, NULL, 2),
+                     SF_KERR_NOT_LEADER_OR_FOLLOWER);
+    ck_assert_int_eq(sf_elect_alter_check(&p, s, 1, 4, 7, a12, NULL, 2),
+                     SF_KERR_FENCED_LEADER_EPOCH);
+    ck_assert_int_eq(sf_elect_alter_check(&p, s, 1, 5, 6, a12, NULL, 2),
+                     SF_KERR_INVALID_UPDATE_VERSION);
+    ck_assert_int_eq(sf_elect_alter_check(&p, s, 1, 5, 7, a23, NULL, 2), SF_KERR_INVALID_REQUEST);
+    ck_assert_int_eq(sf_elect_alter_check(&p, s, 1, 5, 7, a11, NULL, 2), SF_KERR_INVALID_REQUEST);
+    ck_assert_int_eq(sf_elect_alter_check(&p, s, 1, 5, 7, a12, NULL, 0), SF_KERR_INVALID_REQUEST);
+    ck_assert_int_eq(sf_elect_alter_check(&p, s, 1, 5, 7, a14, NULL, 2),
+                     SF_KERR_INELIGIBLE_REPLICA);
+    ck_assert_int_eq(sf_elect_alter_check(&p, s, 1, 5, 7, a12, bad_ep, 2),
+                     SF_KERR_INELIGIBLE_REPLICA);
+    sf_cluster_snapshot_unref(s);
+    /* a replica that is not registered may not join */
+    s = live_snap(live123, 1);
+    ck_assert_int_eq(sf_elect_alter_check(&p, s, 1, 5, 7, a12, NULL, 2),
+                     SF_KERR_INELIGIBLE_REPLICA);
+    sf_cluster_snapshot_unref(s);
+    ck_assert(sf_elect_same_set(a12, 2, (int32_t[]){2, 1}, 2));
+    ck_assert(!sf_elect_same_set(a12, 2, a23, 2));
+    ck_assert(!sf_elect_same_set(a12, 2, isr, 3));
+    ck_assert(sf_elect_same_set(NULL, 0, NULL, 0));
+}
+END_TEST
+
 /* ---- limits ---- */
 
 static const char *const bad_json[] = {"", "{", "[]", "null", "1", "\"x\"", "{\"version\":1", "{}x",
@@ -727,6 +927,12 @@ static Suite *cluster_suite(void) {
     tcase_add_test(core, test_assign_random_spreads);
     tcase_add_test(core, test_snapshot_lookup);
     tcase_add_test(core, test_topic_names);
+    tcase_add_test(core, test_elect_initial);
+    tcase_add_test(core, test_elect_failover);
+    tcase_add_test(core, test_elect_offline_unclean);
+    tcase_add_test(core, test_elect_shrink);
+    tcase_add_test(core, test_elect_shutdown);
+    tcase_add_test(core, test_elect_alter_check);
     tcase_add_test(limits, test_malformed_everywhere);
     tcase_add_test(limits, test_partitions_check);
     tcase_add_test(limits, test_broker_wrong_types);
