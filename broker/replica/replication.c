@@ -27,6 +27,8 @@
 #define CONTROLLED_SHUTDOWN_VERSION 3
 /* AlterPartition v1: topic names, LeaderRecoveryState. */
 #define ALTER_PARTITION_VERSION 1
+/* A refused or failed ISR change is asked again after this long. */
+#define ISR_RETRY_MS 1000
 /* The most partitions one AlterPartition carries; more wait for the next check. */
 #define SF_ISR_MAX_PER_REQUEST 1000
 /* An ISR change asked for and answered is not asked again before the partition state shows it,
@@ -87,7 +89,7 @@ static repl_follow_t *follows_of(sf_replication_t *r, const sf_view_t *v, int *n
         const sf_cluster_topic_t *topic = snap->topics[t];
         for (i = 0; i < topic->npartitions; i++) {
             const sf_cluster_partition_t *cp = &topic->partitions[i];
-            sf_partition_t *part = v->parts[t][i];
+            sf_partition_t *part = v->parts[t] ? v->parts[t][i] : NULL;
             if (!part || cp->leader < 0 || cp->leader == r->cfg->broker_id ||
                 !sf_cluster_snapshot_broker(snap, cp->leader))
                 continue;
@@ -184,9 +186,9 @@ static void isr_done(sf_client_t *cl, int err, int32_t broker_id, int16_t versio
                     resp.Topics[t].Partitions[p].PartitionIndex == part->index)
                     code = resp.Topics[t].Partitions[p].ErrorCode;
         if (code != SF_KERR_NONE) {
-            /* Asked again at the next check, from the state then. */
+            /* Asked again ISR_RETRY_MS from now, from the state then. */
             sf_leader_isr_settled(part);
-            part->isr_asked_version = -1;
+            part->isr_asked_ms = sf_clock_wall_ms() - ISR_ASK_AGAIN_MS + ISR_RETRY_MS;
             sf_log(SF_LOG_INFO, "REPL", "%s-%d: the controller did not change the ISR (%s)",
                    part->topic, part->index,
                    err ? sf_error_str(err) : sf_error_name(sf_client_kerr(code)));
@@ -270,7 +272,7 @@ static void isr_check(sf_replication_t *r, int64_t now) {
     }
     for (t = 0; t < snap->ntopics; t++) {
         const sf_cluster_topic_t *topic = snap->topics[t];
-        for (i = 0; i < topic->npartitions; i++) {
+        for (i = 0; r->view->parts[t] && i < topic->npartitions; i++) {
             const sf_cluster_partition_t *cp = &topic->partitions[i];
             if (r->view->parts[t][i] && cp->leader == r->cfg->broker_id &&
                 sf_leader_replicated(cp))

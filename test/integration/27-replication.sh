@@ -29,7 +29,7 @@ state show
 
 acked=$SF_TMP/acked.txt
 : >"$acked"
-sf_bg "$PY" acked_producer.py "$all" rep "$acked" "$SF_TMP/stop" all
+sf_bg "$PY" acked_producer.py "$all" rep "$acked" "$SF_TMP/stop" all 100000000
 prod=$!
 count() { wc -l <"$acked"; }
 wait_until 120 "10,000 acknowledged records" bash -c "(( \$(wc -l <'$acked') >= 10000 ))"

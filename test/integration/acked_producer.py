@@ -2,7 +2,7 @@
 """Produce numbered records (acks=1, or ACKS) until STOP_FILE appears; append "partition
 offset n" to ACKED_FILE for every record whose delivery report confirmed it.
 
-    acked_producer.py BOOTSTRAP TOPIC ACKED_FILE STOP_FILE [ACKS]
+    acked_producer.py BOOTSTRAP TOPIC ACKED_FILE STOP_FILE [ACKS [MAX_RECORDS]]
 """
 import os
 import sys
@@ -11,6 +11,7 @@ from confluent_kafka import Producer
 
 bootstrap, topic, acked_path, stop_path = sys.argv[1:5]
 acks = sys.argv[5] if len(sys.argv) > 5 else "1"
+max_records = int(sys.argv[6]) if len(sys.argv) > 6 else 3000000
 # One request in flight: without idempotence a producer may reorder batches when it retries
 # them after a lost connection, and the checker asserts production order per partition.
 p = Producer({"bootstrap.servers": bootstrap, "broker.address.family": "v4", "acks": acks,
@@ -29,7 +30,7 @@ def on_delivery(err, msg):
 
 
 n = 0
-while not os.path.exists(stop_path) and n < 3000000:
+while not os.path.exists(stop_path) and n < max_records:
     try:
         p.produce(topic, key=b"%d" % n, value=b"%d" % n, on_delivery=on_delivery)
         n += 1
