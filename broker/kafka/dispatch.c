@@ -24,6 +24,7 @@ static const sf_kapi_t apis[] = {
     {SF_PROTO_API_CreatePartitions, 0, 3, sf_kapi_CreatePartitions, SF_KAPI_METADATA_THREAD},
     {SF_PROTO_API_IncrementalAlterConfigs, 0, 1, sf_kapi_IncrementalAlterConfigs,
      SF_KAPI_METADATA_THREAD},
+    {SF_PROTO_API_AlterPartition, 0, 3, sf_kapi_AlterPartition, SF_KAPI_METADATA_THREAD},
     {SF_PROTO_API_DescribeCluster, 0, 1, sf_kapi_DescribeCluster, 0},
 };
 
