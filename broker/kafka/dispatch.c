@@ -19,6 +19,7 @@ static const sf_kapi_t apis[] = {
     {SF_PROTO_API_CreateTopics, 0, 7, sf_kapi_CreateTopics, SF_KAPI_METADATA_THREAD},
     {SF_PROTO_API_DeleteTopics, 0, 6, sf_kapi_DeleteTopics, SF_KAPI_METADATA_THREAD},
     {SF_PROTO_API_DeleteRecords, 0, 2, sf_kapi_DeleteRecords, 0},
+    {SF_PROTO_API_OffsetForLeaderEpoch, 0, 4, sf_kapi_OffsetForLeaderEpoch, 0},
     {SF_PROTO_API_DescribeConfigs, 0, 4, sf_kapi_DescribeConfigs, 0},
     {SF_PROTO_API_AlterConfigs, 0, 2, sf_kapi_AlterConfigs, SF_KAPI_METADATA_THREAD},
     {SF_PROTO_API_CreatePartitions, 0, 3, sf_kapi_CreatePartitions, SF_KAPI_METADATA_THREAD},

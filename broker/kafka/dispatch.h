@@ -39,6 +39,7 @@ void sf_kapi_ApiVersions(sf_kreq_t *kr, void *msg);
 void sf_kapi_Produce(sf_kreq_t *kr, void *msg);
 void sf_kapi_Fetch(sf_kreq_t *kr, void *msg);
 void sf_kapi_ListOffsets(sf_kreq_t *kr, void *msg);
+void sf_kapi_OffsetForLeaderEpoch(sf_kreq_t *kr, void *msg);
 void sf_kapi_Metadata(sf_kreq_t *kr, void *msg);
 void sf_kapi_DescribeCluster(sf_kreq_t *kr, void *msg);
 void sf_kapi_CreateTopics(sf_kreq_t *kr, void *msg);

@@ -12,7 +12,7 @@
  * frames it as the server does and dispatches it.
  *
  * core: every API version the dispatcher serves for ApiVersions, Produce, Fetch, ListOffsets,
- *       Metadata, DescribeConfigs and DeleteRecords, legacy message formats both ways, topic
+ *       Metadata, DescribeConfigs, DeleteRecords and OffsetForLeaderEpoch, legacy message formats both ways, topic
  *       configs that change what is stored (LogAppendTime, compression.type), long polls,
  *       dynamic broker configs (DescribeConfigs, validate-only IncrementalAlterConfigs).
  * limits: unknown APIs and versions, bodies that do not decode, every refusal of a produce
@@ -2050,6 +2050,123 @@ START_TEST(test_delete_records_refused) {
 }
 END_TEST
 
+/* ---- OffsetForLeaderEpoch ---- */
+
+typedef sf_proto_OffsetForLeaderEpochResponse_EpochEndOffset_t epoch_end_t;
+
+/* Where @epoch ends in @topic-@partition, asked with @replica_id (v3+) and @current (v2+). */
+static epoch_end_t *epoch_end(int16_t v, int32_t replica_id, const char *topic,
+                              int32_t partition, int32_t current, int32_t epoch) {
+    sf_proto_OffsetForLeaderEpochRequest_t req;
+    sf_proto_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_t lt;
+    sf_proto_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_t lp;
+    sf_proto_OffsetForLeaderEpochResponse_t *resp;
+    sf_proto_OffsetForLeaderEpochRequest_init(&req);
+    sf_proto_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_init(&lt);
+    sf_proto_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_init(&lp);
+    req.ReplicaId = replica_id;
+    req.TopicsCount = 1;
+    req.Topics = &lt;
+    lt.Topic = sf_slice_cstr(topic);
+    lt.PartitionsCount = 1;
+    lt.Partitions = &lp;
+    lp.Partition = partition;
+    lp.CurrentLeaderEpoch = current;
+    lp.LeaderEpoch = epoch;
+    resp = body_of(send_msg(SF_PROTO_API_OffsetForLeaderEpoch, v, &req));
+    ck_assert_int_eq(resp->TopicsCount, 1);
+    ck_assert_int_eq(resp->Topics[0].PartitionsCount, 1);
+    ck_assert_int_eq(resp->Topics[0].Partitions[0].Partition, partition);
+    return &resp->Topics[0].Partitions[0];
+}
+
+static void expect_epoch_end(int16_t v, int32_t epoch, int32_t want_epoch, int64_t want_end) {
+    epoch_end_t *ep = epoch_end(v, -1, "plain", 0, -1, epoch);
+    ck_assert_int_eq(ep->ErrorCode, 0);
+    ck_assert_msg(ep->EndOffset == want_end, "v%d epoch %d: end %lld", v, epoch,
+                  (long long)ep->EndOffset);
+    /* v0 carries no epoch: the decoder's default. */
+    ck_assert_int_eq(ep->LeaderEpoch, v >= 1 ? want_epoch : -1);
+}
+
+/* The snapshot's partition, changed in place for a test (the views share it). */
+static sf_cluster_partition_t *snap_partition(const char *topic, int32_t partition) {
+    const sf_cluster_topic_t *t = sf_cluster_snapshot_topic(fb.snap, topic);
+    ck_assert_ptr_nonnull(t);
+    return (sf_cluster_partition_t *)&t->partitions[partition];
+}
+
+START_TEST(test_offset_for_leader_epoch) {
+    sf_log_t *log = log_of("plain", 0);
+    epoch_end_t *ep;
+    sf_wbuf_t wb;
+    int16_t v;
+
+    sf_wbuf_init(&wb);
+    put_simple(&wb, 0, 3, "e0");
+    ck_assert_int_eq(produce_ok(9, "plain", 0, &wb), 0); /* epoch 0: 0..2 */
+    /* A leader change to epoch 2, recorded at the LEO as the replica manager does. */
+    snap_partition("plain", 0)->leader_epoch = 2;
+    refresh_view();
+    sf_log_epoch_assign(log, 2, sf_log_end_offset(log));
+    ck_assert_int_eq(produce_ok(9, "plain", 0, &wb), 3); /* epoch 2: 3..5 */
+    for (v = 0; v <= 4; v++) {
+        expect_epoch_end(v, 0, 0, 3);
+        expect_epoch_end(v, 1, 0, 3); /* between: the epoch below, the next one's start */
+        expect_epoch_end(v, 2, 2, 6); /* the current one: the LEO */
+        expect_epoch_end(v, 3, -1, -1);
+        expect_epoch_end(v, -1, -1, -1);
+    }
+    /* KIP-320: the asker's idea of the current epoch is checked from v2. */
+    for (v = 2; v <= 4; v++) {
+        ep = epoch_end(v, -1, "plain", 0, 1, 0);
+        ck_assert_int_eq(ep->ErrorCode, SF_KERR_FENCED_LEADER_EPOCH);
+        ck_assert_int_eq(ep->EndOffset, -1);
+        ep = epoch_end(v, -1, "plain", 0, 3, 0);
+        ck_assert_int_eq(ep->ErrorCode, SF_KERR_UNKNOWN_LEADER_EPOCH);
+        ep = epoch_end(v, 1, "plain", 0, 2, 0);
+        ck_assert_int_eq(ep->ErrorCode, 0);
+        ck_assert_int_eq(ep->EndOffset, 3);
+    }
+    /* A new epoch answers before its first write. */
+    snap_partition("plain", 1)->leader_epoch = 4;
+    refresh_view();
+    sf_log_epoch_assign(log_of("plain", 1), 4, 0);
+    ep = epoch_end(4, -1, "plain", 1, 4, 4);
+    ck_assert_int_eq(ep->ErrorCode, 0);
+    ck_assert_int_eq(ep->LeaderEpoch, 4);
+    ck_assert_int_eq(ep->EndOffset, 0);
+    sf_wbuf_free(&wb);
+}
+END_TEST
+
+START_TEST(test_offset_for_leader_epoch_refused) {
+    epoch_end_t *ep;
+    ep = epoch_end(4, -1, "nosuch", 0, -1, 0);
+    ck_assert_int_eq(ep->ErrorCode, SF_KERR_UNKNOWN_TOPIC_OR_PARTITION);
+    ep = epoch_end(4, -1, "plain", 7, -1, 0);
+    ck_assert_int_eq(ep->ErrorCode, SF_KERR_UNKNOWN_TOPIC_OR_PARTITION);
+    ep = epoch_end(3, -2, "plain", 7, -1, 0);
+    ck_assert_int_eq(ep->ErrorCode, SF_KERR_UNKNOWN_TOPIC_OR_PARTITION);
+    /* Led elsewhere now: only a debugging tool (ReplicaId -2, v3+) reads this replica. */
+    sf_log_epoch_assign(log_of("plain", 1), 0, 0);
+    snap_partition("plain", 1)->leader = 2;
+    refresh_view();
+    ep = epoch_end(4, -1, "plain", 1, -1, 0);
+    ck_assert_int_eq(ep->ErrorCode, SF_KERR_NOT_LEADER_OR_FOLLOWER);
+    ep = epoch_end(3, 1, "plain", 1, -1, 0);
+    ck_assert_int_eq(ep->ErrorCode, SF_KERR_NOT_LEADER_OR_FOLLOWER);
+    ep = epoch_end(2, -1, "plain", 1, -1, 0); /* no ReplicaId on the wire before v3 */
+    ck_assert_int_eq(ep->ErrorCode, SF_KERR_NOT_LEADER_OR_FOLLOWER);
+    ep = epoch_end(3, -2, "plain", 1, -1, 0);
+    ck_assert_int_eq(ep->ErrorCode, 0);
+    ck_assert_int_eq(ep->LeaderEpoch, 0);
+    ck_assert_int_eq(ep->EndOffset, 0);
+    ep = epoch_end(4, -2, "plain", 1, 1, 0);
+    ck_assert_int_eq(ep->ErrorCode, SF_KERR_UNKNOWN_LEADER_EPOCH);
+}
+END_TEST
+
 /* ---- readiness and names ---- */
 
 /* Before the first metadata snapshot, requests other than ApiVersions wait for it instead of
@@ -2195,6 +2312,7 @@ static Suite *kafka_suite(void) {
     tcase_add_test(core, test_describe_configs);
     tcase_add_test(core, test_dynamic_broker_configs);
     tcase_add_test(core, test_delete_records);
+    tcase_add_test(core, test_offset_for_leader_epoch);
     tcase_add_test(limits, test_api_versions_unknown_version);
     tcase_add_test(limits, test_api_versions_bad_client_software);
     tcase_add_test(limits, test_dispatch_closes);
@@ -2208,6 +2326,7 @@ static Suite *kafka_suite(void) {
     tcase_add_test(limits, test_metadata_unknown_topics);
     tcase_add_test(limits, test_describe_configs_unknown);
     tcase_add_test(limits, test_delete_records_refused);
+    tcase_add_test(limits, test_offset_for_leader_epoch_refused);
     tcase_add_test(limits, test_dispatch_waits_for_metadata);
     tcase_add_test(limits, test_names_with_nul);
     suite_add_tcase(s, core);
