@@ -60,12 +60,12 @@ static size_t whole_batches(const uint8_t *p, size_t len) {
     return pos;
 }
 
-/* The leader's log and ours part at (@epoch, @end): cut ours where they agree. */
-static void truncate_diverging(fetch_item_t *it, int32_t epoch, int64_t end) {
+/* The leader's log and ours part at (@epoch, @end): cut ours where they agree. Returns 0, or
+ * -1 when that changed nothing (the next fetch would diverge the same way). */
+static int truncate_diverging(fetch_item_t *it, int32_t epoch, int64_t end) {
     sf_log_t *log = it->part->log;
-    int64_t leo = sf_log_end_offset(log), to;
-    int32_t found;
-    int64_t mine;
+    int64_t leo = sf_log_end_offset(log), to, mine;
+    int32_t found, latest = sf_log_latest_epoch(log);
     if (end < 0) {
         /* The leader has nothing at or below our epochs: fall back to what was committed. */
         to = sf_log_high_watermark(log);
@@ -73,13 +73,17 @@ static void truncate_diverging(fetch_item_t *it, int32_t epoch, int64_t end) {
         sf_log_end_offset_for_epoch(log, epoch, &found, &mine);
         to = found < 0 || mine < 0 || end < mine ? end : mine;
     }
-    if (to >= leo)
+    if (to > leo)
         to = leo;
-    sf_log(SF_LOG_NOTICE, "REPL", "%s-%d: truncating to offset %lld (log end %lld), where the "
-           "log agrees with leader epoch %d's", it->part->topic, it->part->index, (long long)to,
-           (long long)leo, epoch);
-    if (sf_log_truncate(log, to) != SF_OK)
+    if (to < leo)
+        sf_log(SF_LOG_NOTICE, "REPL", "%s-%d: truncating to offset %lld (log end %lld), where "
+               "the log agrees with the leader's (epoch %d)", it->part->topic, it->part->index,
+               (long long)to, (long long)leo, epoch);
+    if (sf_log_truncate(log, to) != SF_OK) {
         sf_log(SF_LOG_ERR, "REPL", "%s-%d: truncation failed", it->part->topic, it->part->index);
+        return -1;
+    }
+    return sf_log_end_offset(log) == leo && sf_log_latest_epoch(log) == latest ? -1 : 0;
 }
 
 /* Append what the leader sent for @it, or act on its error. */
@@ -100,7 +104,12 @@ static void fetched_partition(sf_replication_t *r, fetch_item_t *it,
         return;
     }
     if (pd->DivergingEpoch.Epoch >= 0 || pd->DivergingEpoch.EndOffset >= 0) {
-        truncate_diverging(it, pd->DivergingEpoch.Epoch, pd->DivergingEpoch.EndOffset);
+        if (truncate_diverging(it, pd->DivergingEpoch.Epoch, pd->DivergingEpoch.EndOffset) < 0) {
+            sf_log(SF_LOG_WARNING, "REPL", "%s-%d: the leader's log diverges at epoch %d, end "
+                   "%lld, and truncating does not resolve it", it->part->topic, it->part->index,
+                   pd->DivergingEpoch.Epoch, (long long)pd->DivergingEpoch.EndOffset);
+            f->backoff_until_ms = now + r->cfg->replica_fetch_backoff_ms;
+        }
         return;
     }
     len = pd->Records.len > 0 ? whole_batches(pd->Records.p, (size_t)pd->Records.len) : 0;

@@ -115,7 +115,8 @@ int sf_log_append_replica(sf_log_t *log, const uint8_t *batches, size_t len, int
  * at the batch boundary (@offset must be a batch boundary, or the LEO; else the cut is at the
  * start of the batch holding @offset; a segment starting exactly at @offset is emptied and
  * kept, as Kafka's truncateTo), indexes trimmed, epoch cache entries starting at or after the
- * new LEO removed, the HW clamped to the new LEO. @offset >= LEO changes nothing.
+ * new LEO removed, the HW clamped to the new LEO. @offset == LEO only drops the epoch
+ * entries that start there; @offset > LEO changes nothing.
  * @offset below the log start offset truncates everything and restarts the log at @offset
  * (Kafka's truncateFullyAndStartAt; the epoch cache is emptied). Segment files are removed
  * under the log mutex (a rare operation); slices held keep their segments readable.

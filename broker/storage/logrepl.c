@@ -221,9 +221,12 @@ int sf_log_truncate(sf_log_t *log, int64_t offset) {
     pthread_mutex_lock(&log->mu);
     if (log->offline)
         rc = SF_ERR_IO;
-    else if (offset >= log->leo)
-        rc = SF_OK;
-    else if (offset < start_offset_locked(log))
+    else if (offset >= log->leo) {
+        /* Nothing to cut, but an epoch that starts at the end (one this broker led without
+         * writing) goes, or the follower would name it to its leader again. */
+        if (offset == log->leo && sf_epochs_truncate_from_end(&log->epochs, offset))
+            sf_log_epochs_save_locked(log);
+    } else if (offset < start_offset_locked(log))
         rc = truncate_fully_locked(log, offset);
     else
         rc = truncate_locked(log, offset);
