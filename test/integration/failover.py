@@ -232,7 +232,8 @@ def cmd_alter(zk, topic, controller, other):
         p, leader, le, pe, s["isr"], peer))
     full, alone = [leader, peer], [leader]
 
-    top, _ = alter(other, 0, alter_body(0, leader, epoch[leader], topic, [(p, le, alone, pe, None)]))
+    top, _ = alter(other, 0, alter_body(0, leader, epoch[leader], topic,
+                                        [(p, le, alone, pe, None)]))
     expect("a broker that is not the controller", top, NOT_CONTROLLER)
     top, _ = alter(controller, 0, alter_body(0, leader, epoch[leader] + 1, topic,
                                              [(p, le, alone, pe, None)]))
@@ -244,7 +245,8 @@ def cmd_alter(zk, topic, controller, other):
     _, r = alter(controller, 0, alter_body(0, leader, epoch[leader], topic,
                                            [(p, le + 1, alone, pe, None)]))
     expect("a wrong leader epoch", r[p][0], FENCED_LEADER_EPOCH)
-    _, r = alter(controller, 0, alter_body(0, peer, epoch[peer], topic, [(p, le, [peer], pe, None)]))
+    _, r = alter(controller, 0, alter_body(0, peer, epoch[peer], topic,
+                                           [(p, le, [peer], pe, None)]))
     expect("a requester that does not lead", r[p][0], NOT_LEADER)
     _, r = alter(controller, 0, alter_body(0, leader, epoch[leader], topic,
                                            [(p, le, [peer], pe, None)]))
