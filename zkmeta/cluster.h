@@ -109,7 +109,9 @@ struct sf_zk *sf_cluster_zk(sf_cluster_t *cl);
 /* Admin writes (any broker) touch only topic assignments, configs and deletion requests; the
  * controller (the broker holding /controller) alone writes partition states: it creates the
  * state of every partition that has none (leader = the first live replica, leader epoch 0,
- * ISR = the leader) and carries out deletion requests, each write a multi-op fenced by the
+ * ISR = the live replicas), moves leadership off brokers that are no longer registered to a
+ * live ISR member and drops them from ISRs (election_rules.h; versioned rewrites, a bumped
+ * leader epoch), and carries out deletion requests, each write a multi-op fenced by the
  * version of /controller_epoch it won with. A deposed controller writes nothing more.
  *
  * Create a topic in one multi-op: /brokers/topics/<t> (the assignment, a new topic id) and

@@ -156,8 +156,8 @@ static int sw_issue(struct cl_swrite *sw) {
     return sf_zk_multi(cl->zk, sw->ops, sw->nidx + 1, sw_multi_cb, sw);
 }
 
-int cl_ctrl_write_states(sf_cluster_t *cl, sf_cluster_state_write_t *w, int n, cl_states_done_cb done,
-                         void *arg) {
+int cl_ctrl_write_states(sf_cluster_t *cl, sf_cluster_state_write_t *w, int n,
+                         cl_states_done_cb done, void *arg) {
     struct cl_swrite *sw;
     int i, cap = n < SW_MAX_OPS ? n : SW_MAX_OPS, rc;
     if (!cl || !cl_alive(cl) || !cl->is_controller || cl->ctrl_epoch_version < 0)

@@ -173,7 +173,7 @@ sf_kerr_t sf_elect_alter_check(const sf_cluster_partition_t *part,
     if (n < 1 || !has(isr, n, part->leader))
         return SF_KERR_INVALID_REQUEST;
     for (i = 0; i < n; i++) {
-        const sf_cluster_broker_t *b = isr[i] >= 0 ? sf_cluster_snapshot_broker(snap, isr[i]) : NULL;
+        const sf_cluster_broker_t *b = sf_cluster_snapshot_broker(snap, isr[i]);
         if (has(isr, i, isr[i]))
             return SF_KERR_INVALID_REQUEST;
         if (!b || !has(part->replicas, part->nreplicas, isr[i]))

@@ -15,6 +15,7 @@ static const sf_kapi_t apis[] = {
     {SF_PROTO_API_Fetch, 0, 17, sf_kapi_Fetch, 0},
     {SF_PROTO_API_ListOffsets, 0, 10, sf_kapi_ListOffsets, 0},
     {SF_PROTO_API_Metadata, 0, 12, sf_kapi_Metadata, 0},
+    {SF_PROTO_API_ControlledShutdown, 0, 3, sf_kapi_ControlledShutdown, SF_KAPI_METADATA_THREAD},
     {SF_PROTO_API_ApiVersions, 0, 4, sf_kapi_ApiVersions, 0},
     {SF_PROTO_API_CreateTopics, 0, 7, sf_kapi_CreateTopics, SF_KAPI_METADATA_THREAD},
     {SF_PROTO_API_DeleteTopics, 0, 6, sf_kapi_DeleteTopics, SF_KAPI_METADATA_THREAD},

@@ -5,7 +5,8 @@
 # and bumps the leader epochs, within the session timeout and a margin; Metadata shows the
 # same; a killed broker registers again on restart. Then AlterPartition against the
 # controller: Kafka's error codes for each wrong field, and a valid ISR change written with
-# the state znode's new version returned.
+# the state znode's new version returned. Last, ControlledShutdown: the leader of partition 0
+# hands every partition it leads to another ISR member and leaves every ISR.
 . "$(dirname "$0")/lib.sh"
 need_py confluent_kafka
 start_zk
@@ -58,6 +59,7 @@ log "broker $new_controller is the controller now"
 
 other=$(first_other "$new_controller") || fail "no broker besides the controller"
 fo alter fo "$(addr "$new_controller")" "$(addr "$other")" || fail "AlterPartition"
+fo shutdown fo "$(addr "$new_controller")" "$(addr "$other")" || fail "ControlledShutdown"
 
 for i in 1 2 3; do broker_alive "b$i"; done
 pass

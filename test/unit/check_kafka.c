@@ -1996,6 +1996,39 @@ START_TEST(test_dynamic_broker_configs) {
 }
 END_TEST
 
+/* ---- controller APIs ---- */
+
+START_TEST(test_controller_apis_not_controller) {
+    int16_t v;
+    /* No cluster here: this broker is not the controller, at every version. */
+    for (v = 0; v <= 3; v++) {
+        sf_proto_AlterPartitionRequest_t areq;
+        sf_proto_AlterPartitionRequest_TopicData_t td;
+        sf_proto_AlterPartitionRequest_PartitionData_t pd;
+        sf_proto_AlterPartitionResponse_t *aresp;
+        sf_proto_ControlledShutdownRequest_t creq;
+        sf_proto_ControlledShutdownResponse_t *cresp;
+        sf_proto_AlterPartitionRequest_init(&areq);
+        sf_proto_AlterPartitionRequest_TopicData_init(&td);
+        sf_proto_AlterPartitionRequest_PartitionData_init(&pd);
+        areq.BrokerId = 1;
+        areq.TopicsCount = 1;
+        areq.Topics = &td;
+        td.TopicName = sf_slice_cstr("t");
+        td.PartitionsCount = 1;
+        td.Partitions = &pd;
+        aresp = body_of(send_msg(SF_PROTO_API_AlterPartition, v, &areq));
+        ck_assert_int_eq(aresp->ErrorCode, SF_KERR_NOT_CONTROLLER);
+        ck_assert_int_eq(aresp->TopicsCount, 0);
+        sf_proto_ControlledShutdownRequest_init(&creq);
+        creq.BrokerId = 1;
+        cresp = body_of(send_msg(SF_PROTO_API_ControlledShutdown, v, &creq));
+        ck_assert_int_eq(cresp->ErrorCode, SF_KERR_NOT_CONTROLLER);
+        ck_assert_int_eq(cresp->RemainingPartitionsCount, 0);
+    }
+}
+END_TEST
+
 /* ---- DeleteRecords ---- */
 
 START_TEST(test_delete_records) {
@@ -2329,6 +2362,7 @@ static Suite *kafka_suite(void) {
     tcase_add_test(limits, test_offset_for_leader_epoch_refused);
     tcase_add_test(limits, test_dispatch_waits_for_metadata);
     tcase_add_test(limits, test_names_with_nul);
+    tcase_add_test(limits, test_controller_apis_not_controller);
     suite_add_tcase(s, core);
     suite_add_tcase(s, limits);
     return s;
