@@ -58,7 +58,14 @@ new_controller=$(fo controller) || fail "no controller after killing broker $con
 log "broker $new_controller is the controller now"
 
 other=$(first_other "$new_controller") || fail "no broker besides the controller"
-fo alter fo "$(addr "$new_controller")" "$(addr "$other")" || fail "AlterPartition"
+# The leader of the partition asks for ISR changes of its own: it is held stopped meanwhile.
+read -r part lead < <(fo alter-target fo "$new_controller") || fail "no partition to alter"
+for i in 1 2 3; do ((i != new_controller && i != lead)) && third=$i; done
+kill -STOP "${SF_BROKER_PID[b$lead]}"
+st=0
+fo alter fo "$(addr "$new_controller")" "$(addr "$third")" "$part" || st=$?
+kill -CONT "${SF_BROKER_PID[b$lead]}"
+((st == 0)) || fail "AlterPartition"
 fo shutdown fo "$(addr "$new_controller")" "$(addr "$other")" || fail "ControlledShutdown"
 
 for i in 1 2 3; do broker_alive "b$i"; done

@@ -217,12 +217,20 @@ def expect(what, got, want):
     print("  %s: %s" % (what, got))
 
 
-def cmd_alter(zk, topic, controller, other):
+def alter_target(zk, topic, controller_id):
+    """A partition with a live leader other than the controller and another live replica."""
     st, reps = states(zk, topic), replicas(zk, topic)
     live = live_brokers(zk)
-    # A partition with a live leader and another live replica outside its ISR or in it.
-    p = next(p for p in sorted(st) if st[p]["leader"] in live and
-             any(r in live and r != st[p]["leader"] for r in reps[p]))
+    return next(p for p in sorted(st) if st[p]["leader"] in live and
+                st[p]["leader"] != controller_id and
+                any(r in live and r != st[p]["leader"] for r in reps[p]))
+
+
+def cmd_alter(zk, topic, controller, other, p):
+    # The caller holds the partition's leader stopped: its own ISR changes would race ours.
+    st, reps = states(zk, topic), replicas(zk, topic)
+    live = live_brokers(zk)
+    p = int(p)
     s = st[p]
     leader, le, pe = s["leader"], s["leader_epoch"], s["version"]
     peer = next(r for r in reps[p] if r in live and r != leader)
@@ -376,6 +384,9 @@ def main(argv):
         json.dump(states(zk, args[0]), open(args[1], "w"))
     elif cmd == "failed-over":
         cmd_failed_over(zk, *args)
+    elif cmd == "alter-target":
+        p = alter_target(zk, args[0], int(args[1]))
+        print(p, states(zk, args[0])[p]["leader"])
     elif cmd == "alter":
         cmd_alter(zk, *args)
     elif cmd == "shutdown":
