@@ -313,18 +313,6 @@ static void on_wake(sf_client_t *cl, void *self) {
     repl_fetch_all(r);
 }
 
-static void on_broker(sf_client_t *cl, void *self, int32_t broker_id, int up) {
-    (void)cl;
-    (void)self;
-    (void)broker_id;
-    (void)up;
-}
-
-static void on_stop(sf_client_t *cl, void *self) {
-    (void)cl;
-    (void)self;
-}
-
 static void tick_cb(evutil_socket_t fd, short what, void *arg) {
     sf_replication_t *r = arg;
     (void)fd;
@@ -417,8 +405,6 @@ int sf_replication_new(const sf_brokercfg_t *cfg, sf_broker_t *b, sf_replication
     memset(&role, 0, sizeof(role));
     role.self = r;
     role.on_wake = on_wake;
-    role.on_broker = on_broker;
-    role.on_stop = on_stop;
     r->cl = sf_client_new(conf, &role, 1, errstr, errstr_size);
     sf_conf_destroy(conf);
     if (!r->cl) {
