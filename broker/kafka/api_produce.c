@@ -35,6 +35,7 @@ struct produce_job {
     produce_op_t *op;
     const char *topic;
     int64_t wait_offset; /* acks=all: answered once the high watermark reaches it (0: not) */
+    const sf_log_t *log; /* ... of this log (compared, never followed once the view moved on) */
     const sf_proto_ProduceRequest_PartitionProduceData_t *pp;
     sf_proto_ProduceResponse_PartitionProduceResponse_t *rp;
     sf_proto_ProduceResponse_BatchIndexAndErrorMessage_t record_error;
@@ -111,6 +112,7 @@ static void append_job(sf_kjob_t *job) {
         sf_leader_update_hw(job->part, cp, sf_broker_cfg(kr->b)->broker_id);
         if (pj->op->preq->Acks == -1 && sf_log_high_watermark(log) <= info.LastOffset) {
             pj->wait_offset = info.LastOffset + 1;
+            pj->log = log;
             atomic_fetch_add(&pj->op->waiting, 1);
         }
     }
@@ -174,15 +176,22 @@ static int acks_attempt(void *arg, int final) {
     for (i = 0; i < op->njobs; i++) {
         produce_job_t *pj = &op->jobs[i];
         const sf_cluster_partition_t *cp;
+        sf_partition_t *part;
         sf_log_config_t lc;
+        int led;
         if (!pj->wait_offset)
             continue;
+        /* The partition as the newest view holds it (the append's view may be gone). */
         cp = sf_kreq_partition(kr, pj->topic, pj->pp->Index);
-        if (!cp || cp->leader != self) {
+        part = sf_view_partition(kr->view, pj->topic, pj->pp->Index);
+        led = cp && cp->leader == self && part && part->log == pj->log;
+        if (led)
+            sf_leader_update_hw(part, cp, self); /* the ISR may have changed meanwhile */
+        if (!led) {
             pj->rp->ErrorCode = SF_KERR_NOT_LEADER_OR_FOLLOWER;
-        } else if (sf_log_high_watermark(pj->job.part->log) >= pj->wait_offset) {
+        } else if (sf_log_high_watermark(part->log) >= pj->wait_offset) {
             /* As Kafka: the ISR may have shrunk below the minimum while the batch waited. */
-            sf_log_get_config(pj->job.part->log, &lc);
+            sf_log_get_config(part->log, &lc);
             if (cp->nisr < lc.min_insync_replicas)
                 pj->rp->ErrorCode = SF_KERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND;
         } else if (final) {
@@ -212,7 +221,7 @@ static void acks_park(void *arg) {
     keys[n++] = sf_pkey_metadata();
     for (i = 0; i < op->njobs; i++)
         if (op->jobs[i].wait_offset)
-            keys[n++] = sf_pkey_partition(op->jobs[i].job.part->log);
+            keys[n++] = sf_pkey_partition(op->jobs[i].log);
     if (!sf_kreq_park(kr, keys, n, op->preq->TimeoutMs > 0 ? op->preq->TimeoutMs : 0,
                       acks_attempt, op))
         acks_attempt(op, 1);

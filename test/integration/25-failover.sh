@@ -66,7 +66,9 @@ st=0
 fo alter fo "$(addr "$new_controller")" "$(addr "$third")" "$part" || st=$?
 kill -CONT "${SF_BROKER_PID[b$lead]}"
 ((st == 0)) || fail "AlterPartition"
-fo shutdown fo "$(addr "$new_controller")" "$(addr "$other")" || fail "ControlledShutdown"
+brokers=
+for i in 1 2 3; do brokers+=${brokers:+,}$i=$(addr $i)=${SF_BROKER_PID[b$i]}; done
+fo shutdown fo "$(addr "$new_controller")" "$brokers" || fail "ControlledShutdown"
 
 for i in 1 2 3; do broker_alive "b$i"; done
 pass

@@ -16,6 +16,7 @@ ZK is host:port (the chroot /streamflow is prefixed here). Exit 1 with a message
 import base64
 import json
 import os
+import signal
 import struct
 import sys
 import time
@@ -327,21 +328,30 @@ def shutdown(hostport, version, broker, broker_epoch):
     return err, left
 
 
-def cmd_shutdown(zk, topic, controller, other):
-    # Every replica back in the ISR first (through the controller), so there is somewhere to go.
-    st, reps = states(zk, topic), replicas(zk, topic)
-    for p in sorted(st):
-        s = st[p]
-        if sorted(s["isr"]) == sorted(reps[p]):
-            continue
-        lead_epoch = zget(zk, "/brokers/ids/%d" % s["leader"])[1]["czxid"]
-        _, r = alter(controller, 0, alter_body(0, s["leader"], lead_epoch, topic, [(
-            p, s["leader_epoch"], [s["leader"]] + [b for b in reps[p] if b != s["leader"]],
-            s["version"], None)]))
-        if r[p][0] != NONE:
-            die("growing the ISR of partition %d: error %d" % (p, r[p][0]))
+def cmd_shutdown(zk, topic, controller, brokers):
+    """@brokers: "id=host:port=pid,..." for every broker."""
+    # Every replica back in the ISR first (the leaders grow their ISRs as followers catch up).
+    reps = replicas(zk, topic)
+    wait_for(30, "every ISR full", lambda: (all(
+        sorted(s["isr"]) == sorted(reps[p]) for p, s in states(zk, topic).items()), None))
     before = states(zk, topic)
-    victim = before[0]["leader"]
+    ctrl_id = json.loads(zget(zk, "/controller")[0])["brokerid"]
+    addr, pid = {}, {}
+    for b in brokers.split(","):
+        i, a, p = b.split("=")
+        addr[int(i)], pid[int(i)] = a, int(p)
+    victim = next(s["leader"] for _, s in sorted(before.items()) if s["leader"] != ctrl_id)
+    other = addr[next(i for i in addr if i not in (ctrl_id, victim))]
+    # Held stopped: a running victim would catch up and be taken back into the ISRs, which a
+    # broker that shuts down does not live to see.
+    os.kill(pid[victim], signal.SIGSTOP)
+    try:
+        shutdown_checks(zk, topic, controller, other, victim, before)
+    finally:
+        os.kill(pid[victim], signal.SIGCONT)
+
+
+def shutdown_checks(zk, topic, controller, other, victim, before):
     epoch = zget(zk, "/brokers/ids/%d" % victim)[1]["czxid"]
     print("  every ISR full; controlled shutdown of broker %d" % victim)
     expect("ControlledShutdown to a broker that is not the controller",
@@ -367,8 +377,13 @@ def cmd_shutdown(zk, topic, controller, other):
                 p, cur["leader_epoch"], old["leader_epoch"] + 1))
     print("  broker %d leads nothing and is in no ISR: %s" % (
         victim, {p: (v["leader"], v["isr"]) for p, v in after.items()}))
-    expect("ControlledShutdown v0 again (nothing left)", shutdown(controller, 0, victim, -1),
-           (NONE, []))
+    # Once the controller's metadata shows the moves, nothing is left to do.
+    for attempt in range(20):
+        got = shutdown(controller, 0, victim, -1)
+        if got[0] != NONE or not got[1]:
+            break
+        time.sleep(0.5)
+    expect("ControlledShutdown v0 again (nothing left)", got, (NONE, []))
     expect("the states after it", states(zk, topic) == after, True)
 
 
