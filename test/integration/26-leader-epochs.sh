@@ -27,6 +27,7 @@ start_broker b1
 [[ -f $ckpt ]] || fail "no checkpoint written after the rebuild"
 head -n 4 "$ckpt" | tr '\n' ' ' | grep -q '^0 [23] 0 0 3 10 ' ||
     fail "rebuilt checkpoint: $(tr '\n' ' ' <"$ckpt")"
-grep -q "leader-epoch-checkpoint" "$(broker_log b1)" && fail "a missing checkpoint was logged as damage"
+grep -q "leader-epoch-checkpoint" "$(broker_log b1)" &&
+    fail "a missing checkpoint was logged as damage"
 broker_alive b1
 pass
