@@ -406,6 +406,9 @@ int sf_log_roll_locked(sf_log_t *log, int64_t base) {
     log->pinned = seg;
     log->sealed_unsynced = 1;
     log->dir_unsynced = 1;
+    /* A replica's append after a gap: the offsets skipped hold nothing, and the LEO is never
+     * below the active segment's base, even if the write that follows fails. */
+    log->leo = base;
     sf_log(SF_LOG_INFO, "STORAGE", "%s: rolled new segment at offset %" PRId64, log->path, base);
     return SF_OK;
 }
@@ -557,6 +560,12 @@ static int log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_m
         }
         first = bv[0].base_offset;
         next = bv[nb - 1].last_offset + 1;
+        if (next - 1 - first > INT32_MAX) {
+            /* More than one segment can index: the caller splits the append. */
+            pthread_mutex_unlock(&log->mu);
+            rc = SF_ERR_RANGE;
+            goto out;
+        }
     } else {
         first = log->leo;
         next = assign_offsets_locked(log, batches, bv, nb);
