@@ -25,7 +25,6 @@
 /* Disk blocks reserved ahead of the appends to the active segment (sf_segment_preallocate). */
 #define SF_LOG_PREALLOC_BYTES (8 * 1024 * 1024)
 
-
 void sf_log_config_default(sf_log_config_t *cfg) {
     cfg->segment_bytes = 1073741824;
     cfg->roll_ms = 7LL * 24 * 3600 * 1000;
@@ -49,7 +48,6 @@ void sf_log_config_default(sf_log_config_t *cfg) {
 #define LOG_MAX_DECOMPRESSED (64 * 1024 * 1024)
 
 /* ---- helpers ---- */
-
 
 /* A reference and a descriptor pin, for reading a segment outside the log mutex. Called with
  * log->mu held (the segment is in the list, so its files exist). */
@@ -91,9 +89,6 @@ static int segs_push(sf_log_t *log, sf_segment_t *seg) {
     log->segs[log->nsegs++] = seg;
     return SF_OK;
 }
-
-
-
 
 static int64_t segment_limit(const sf_log_t *log) {
     int64_t lim = log->cfg.segment_bytes;
@@ -659,7 +654,6 @@ int64_t sf_log_end_offset(sf_log_t *log) {
     pthread_mutex_unlock(&log->mu);
     return v;
 }
-
 
 int64_t sf_log_high_watermark(sf_log_t *log) {
     int64_t v;
