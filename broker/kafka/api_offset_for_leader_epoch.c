@@ -9,11 +9,12 @@
  * leader. */
 #define DEBUGGING_REPLICA_ID (-2)
 
+typedef sf_proto_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_t epoch_req_t;
+typedef sf_proto_OffsetForLeaderEpochResponse_EpochEndOffset_t epoch_end_t;
+
 /* The log for one partition, or NULL with ep->ErrorCode set. */
 static sf_log_t *partition_log(sf_kreq_t *kr, const char *topic, int debug,
-                               const sf_proto_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_t *lp,
-                               sf_proto_OffsetForLeaderEpochResponse_EpochEndOffset_t *ep,
-                               int *leader) {
+                               const epoch_req_t *lp, epoch_end_t *ep, int *leader) {
     const sf_cluster_partition_t *cp = sf_kreq_partition(kr, topic, lp->Partition);
     sf_partition_t *part;
     sf_kerr_t kerr;
@@ -38,9 +39,8 @@ static sf_log_t *partition_log(sf_kreq_t *kr, const char *topic, int debug,
     return part->log;
 }
 
-static void epoch_partition(sf_kreq_t *kr, const char *topic, int debug,
-                            const sf_proto_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_t *lp,
-                            sf_proto_OffsetForLeaderEpochResponse_EpochEndOffset_t *ep) {
+static void epoch_partition(sf_kreq_t *kr, const char *topic, int debug, const epoch_req_t *lp,
+                            epoch_end_t *ep) {
     const sf_cluster_partition_t *cp;
     sf_log_t *log;
     int leader;

@@ -144,7 +144,7 @@ static int write_all(int fd, const char *p, size_t len) {
     return SF_OK;
 }
 
-int sf_epochs_write(const sf_epochs_t *ec) {
+int sf_epochs_write(const sf_epochs_t *ec, int durable) {
     char tmp[4200], line[2 * EPOCHS_LINE_MAX];
     size_t i;
     int fd, rc, len;
@@ -163,7 +163,7 @@ int sf_epochs_write(const sf_epochs_t *ec) {
         rc = write_all(fd, line, (size_t)len);
     }
     /* Durable before it replaces the old file: a crash leaves one or the other, whole. */
-    if (rc == SF_OK && fsync(fd) < 0)
+    if (rc == SF_OK && durable && fsync(fd) < 0)
         rc = SF_ERR_IO;
     if (close(fd) < 0 && rc == SF_OK)
         rc = SF_ERR_IO;

@@ -41,9 +41,11 @@ void sf_epochs_free(sf_epochs_t *ec);
  * is left empty), SF_ERR_IO or SF_ERR_NOMEM. */
 int sf_epochs_load(sf_epochs_t *ec);
 
-/* Write the entries to the checkpoint file: a temporary file, fsync, rename over the old one.
+/* Write the entries to the checkpoint file: a temporary file, then (@durable) fsync, then a
+ * rename over the old one. A write that is not durable may be lost or torn by a crash: the
+ * load then rebuilds the cache from the batches.
  * @return SF_OK or SF_ERR_IO (logged; the old file stays). */
-int sf_epochs_write(const sf_epochs_t *ec);
+int sf_epochs_write(const sf_epochs_t *ec, int durable);
 
 /* Add (@epoch, @start_offset) when @epoch is above the latest epoch (or the cache is empty),
  * first dropping the entries whose epoch is >= @epoch or whose start offset is >=

@@ -25,7 +25,6 @@
 /* Disk blocks reserved ahead of the appends to the active segment (sf_segment_preallocate). */
 #define SF_LOG_PREALLOC_BYTES (8 * 1024 * 1024)
 
-
 void sf_log_config_default(sf_log_config_t *cfg) {
     cfg->segment_bytes = 1073741824;
     cfg->roll_ms = 7LL * 24 * 3600 * 1000;
@@ -49,7 +48,6 @@ void sf_log_config_default(sf_log_config_t *cfg) {
 #define LOG_MAX_DECOMPRESSED (64 * 1024 * 1024)
 
 /* ---- helpers ---- */
-
 
 /* A reference and a descriptor pin, for reading a segment outside the log mutex. Called with
  * log->mu held (the segment is in the list, so its files exist). */
@@ -91,9 +89,6 @@ static int segs_push(sf_log_t *log, sf_segment_t *seg) {
     log->segs[log->nsegs++] = seg;
     return SF_OK;
 }
-
-
-
 
 static int64_t segment_limit(const sf_log_t *log) {
     int64_t lim = log->cfg.segment_bytes;
@@ -406,6 +401,9 @@ int sf_log_roll_locked(sf_log_t *log, int64_t base) {
     log->pinned = seg;
     log->sealed_unsynced = 1;
     log->dir_unsynced = 1;
+    /* A replica's append after a gap: the offsets skipped hold nothing, and the LEO is never
+     * below the active segment's base, even if the write that follows fails. */
+    log->leo = base;
     sf_log(SF_LOG_INFO, "STORAGE", "%s: rolled new segment at offset %" PRId64, log->path, base);
     return SF_OK;
 }
@@ -557,6 +555,12 @@ static int log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_m
         }
         first = bv[0].base_offset;
         next = bv[nb - 1].last_offset + 1;
+        if (next - 1 - first > INT32_MAX) {
+            /* More than one segment can index: the caller splits the append. */
+            pthread_mutex_unlock(&log->mu);
+            rc = SF_ERR_RANGE;
+            goto out;
+        }
     } else {
         first = log->leo;
         next = assign_offsets_locked(log, batches, bv, nb);
@@ -650,7 +654,6 @@ int64_t sf_log_end_offset(sf_log_t *log) {
     pthread_mutex_unlock(&log->mu);
     return v;
 }
-
 
 int64_t sf_log_high_watermark(sf_log_t *log) {
     int64_t v;
@@ -1021,7 +1024,7 @@ int sf_log_flush(sf_log_t *log) {
         n++;
     }
     if (log->epochs_unsaved)
-        sf_log_epochs_save_locked(log); /* an earlier write failed: rare, so under the lock */
+        sf_log_epochs_sync_locked(log); /* after a leadership change: rare, so under the lock */
     dir_sync = log->dir_unsynced;
     log->dir_unsynced = 0;
     log->sealed_unsynced = 0;

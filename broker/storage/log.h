@@ -103,7 +103,8 @@ void sf_log_set_leader_epoch(sf_log_t *log, int32_t leader_epoch);
  * are kept (nothing is rewritten; @batches is not written to). Every batch is validated as
  * sf_log_append does (framing, sizes, magic 2, CRC). The first batch must start at or after
  * the LEO (a gap is allowed, as compaction leaves them) and offsets must increase batch to
- * batch: else SF_ERR_RANGE and nothing is written. A batch whose PartitionLeaderEpoch is
+ * batch: else SF_ERR_RANGE and nothing is written (also when one call spans more than 2^31
+ * offsets, as a segment cannot index that: split it). A batch whose PartitionLeaderEpoch is
  * above the latest epoch in the epoch cache adds an entry (epoch, its BaseOffset). The high
  * watermark is not moved. @info (may be NULL) as sf_log_append's, FirstOffset the first
  * batch's BaseOffset. @return SF_OK, SF_ERR_RANGE, or sf_log_append's errors. */

@@ -34,7 +34,7 @@ struct sf_log {
     int sealed_unsynced; /* a roll happened since the last flush */
     int dir_unsynced;    /* a segment file was created since the last flush */
     sf_epochs_t epochs;  /* the leader-epoch cache */
-    int epochs_unsaved;  /* its checkpoint could not be written: sf_log_flush tries again */
+    int epochs_unsaved;  /* its checkpoint is not durable yet (or failed): sf_log_flush syncs */
 };
 
 static inline sf_segment_t *active_seg(const sf_log_t *log) {
@@ -77,8 +77,11 @@ int sf_log_roll_locked(sf_log_t *log, int64_t base);
 /* Load the leader-epoch cache at open (checkpoint, else rebuilt from the batch headers). */
 int sf_log_epochs_open(sf_log_t *log);
 
-/* Write the epoch checkpoint after the cache changed; a failure is retried by the next
- * sf_log_flush (epochs_unsaved). */
+/* Write the epoch checkpoint after the cache changed, into the page cache only (leadership
+ * changes of many partitions must not wait for one fsync each); the next sf_log_flush makes
+ * it durable, or writes it again after a failure (epochs_unsaved). */
 void sf_log_epochs_save_locked(sf_log_t *log);
+/* The same, durable (sf_log_flush). */
+void sf_log_epochs_sync_locked(sf_log_t *log);
 
 #endif

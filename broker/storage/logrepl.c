@@ -12,7 +12,12 @@
 /* ---- the epoch cache ---- */
 
 void sf_log_epochs_save_locked(sf_log_t *log) {
-    log->epochs_unsaved = sf_epochs_write(&log->epochs) != SF_OK;
+    (void)sf_epochs_write(&log->epochs, 0);
+    log->epochs_unsaved = 1;
+}
+
+void sf_log_epochs_sync_locked(sf_log_t *log) {
+    log->epochs_unsaved = sf_epochs_write(&log->epochs, 1) != SF_OK;
 }
 
 /* Walk every batch header and note each epoch above the latest one (the cache as the appends

@@ -223,7 +223,7 @@ def case_apiversions_v3(c):
         raise SystemExit("FAIL: ApiVersions v3: error %d" % err)
     # Kafka 3.9's ranges in ZooKeeper mode, oldest to newest of the spec.
     want = {0: (0, 11), 1: (0, 17), 2: (0, 10), 3: (0, 12), 18: (0, 4), 19: (0, 7), 20: (0, 6),
-            21: (0, 2), 32: (0, 4), 33: (0, 2), 37: (0, 3), 44: (0, 1), 60: (0, 1)}
+            21: (0, 2), 23: (0, 4), 32: (0, 4), 33: (0, 2), 37: (0, 3), 44: (0, 1), 60: (0, 1)}
     for k, (lo, hi) in want.items():
         if k not in apis or apis[k][0] > lo or apis[k][1] < hi:
             raise SystemExit("FAIL: ApiVersions v3: API %d range %s, expected at least %d-%d"

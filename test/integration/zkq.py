@@ -17,6 +17,7 @@ import time
 
 OP_EXISTS = 3
 OP_GETDATA = 4
+OP_SETDATA = 5
 OP_GETCHILDREN = 8
 OP_CLOSE = -11
 ERR_NONODE = -101
@@ -99,6 +100,12 @@ class Session:
         (n,) = struct.unpack_from(">i", b, 0)
         data = b"" if n < 0 else b[4:4 + n]
         return data, self._stat(b, 4 + max(n, 0))
+
+    def set(self, path, data, version=-1):
+        """Replace the node's data (at @version, -1 for any); returns the new Stat."""
+        b = self.call(OP_SETDATA, _string(path) + struct.pack(">i", len(data)) + data +
+                      struct.pack(">i", version))
+        return self._stat(b, 0)
 
     def exists(self, path):
         try:

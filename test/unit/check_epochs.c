@@ -325,6 +325,34 @@ START_TEST(test_replica_append_rejects) {
 }
 END_TEST
 
+/* A gap wider than a segment can index: a new segment starts at the batch. */
+START_TEST(test_replica_append_far_gap) {
+    sf_log_t *log = open_log(0);
+    const int64_t far = 3000000000LL;
+    sf_recbatch_hdr_t h[4];
+    sf_wbuf_t wb;
+    ck_assert_int_eq(replica_append(log, 0, 1, 3), SF_OK);
+    ck_assert_int_eq(replica_append(log, far, 2, 3), SF_OK);
+    ck_assert_uint_eq(sf_log_segment_count(log), 2);
+    ck_assert_int_eq(sf_log_end_offset(log), far + 3);
+    ck_assert_int_eq(read_headers(log, 5, h, 4), 1); /* from the gap: the batch after it */
+    ck_assert_int_eq(h[0].BaseOffset, far);
+    expect_end(log, 1, 1, far);
+    /* One call spanning more than a segment can index is refused whole. */
+    sf_wbuf_init(&wb);
+    make_batch(&wb, far + 3, 2, 1);
+    make_batch(&wb, 2 * far, 2, 1);
+    ck_assert_int_eq(sf_log_append_replica(log, wb.p, wb.len, 0, NULL), SF_ERR_RANGE);
+    sf_wbuf_free(&wb);
+    ck_assert_int_eq(sf_log_end_offset(log), far + 3);
+    sf_log_close(log);
+    log = open_log(0);
+    ck_assert_int_eq(sf_log_end_offset(log), far + 3);
+    ck_assert_int_eq(read_headers(log, 0, h, 4), 2);
+    sf_log_close(log);
+}
+END_TEST
+
 /* ---- truncation ---- */
 
 START_TEST(test_truncate_middle_of_segment) {
@@ -651,6 +679,7 @@ static Suite *epochs_suite(void) {
     tcase_add_test(core, test_delete_records_trims_cache);
     tcase_add_test(core, test_retention_trims_cache);
     tcase_add_test(limits, test_replica_append_rejects);
+    tcase_add_test(limits, test_replica_append_far_gap);
     tcase_add_test(limits, test_truncate_below_start);
     tcase_add_test(limits, test_checkpoint_rebuilt);
     suite_add_tcase(s, core);

@@ -12,9 +12,10 @@
  * frames it as the server does and dispatches it.
  *
  * core: every API version the dispatcher serves for ApiVersions, Produce, Fetch, ListOffsets,
- *       Metadata, DescribeConfigs, DeleteRecords and OffsetForLeaderEpoch, legacy message formats both ways, topic
- *       configs that change what is stored (LogAppendTime, compression.type), long polls,
- *       dynamic broker configs (DescribeConfigs, validate-only IncrementalAlterConfigs).
+ *       Metadata, DescribeConfigs, DeleteRecords and OffsetForLeaderEpoch, legacy message
+ *       formats both ways, topic configs that change what is stored (LogAppendTime,
+ *       compression.type), long polls, dynamic broker configs (DescribeConfigs, validate-only
+ *       IncrementalAlterConfigs).
  * limits: unknown APIs and versions, bodies that do not decode, every refusal of a produce
  *       (nothing stored), unknown topics, ids, partitions and offsets, wait expiry, size
  *       limits of a fetch. */
