@@ -132,8 +132,17 @@ static void batch_done(void *arg, int err) {
     if (lost && err == SF_OK)
         sf_log(SF_LOG_INFO, "CONTROLLER", "%d of %d partition state(s) changed meanwhile; "
                "looked at again with the next metadata", lost, bt->n);
-    for (i = 0; i < bt->nbusy; i++)
-        busy_done(bt->busy[i], err);
+    if (err != SF_OK && err != SF_ERR_STATE && bt->nbusy && bt->busy[0]->cl &&
+        cl_alive(bt->busy[0]->cl))
+        sf_log(SF_LOG_WARNING, "CONTROLLER", "writing new leaders and ISRs of %d partition(s) "
+               "failed (%s); retried with the next metadata change", bt->n, sf_err_str(err));
+    /* One line for the batch above, not one per topic. */
+    for (i = 0; i < bt->nbusy; i++) {
+        if (bt->busy[i]->cl)
+            busy_unlink(bt->busy[i]->cl, bt->busy[i]);
+        else
+            free(bt->busy[i]); /* orphaned: the controllership ended */
+    }
     batch_free(bt);
 }
 

@@ -174,6 +174,11 @@ static void alter_one(alter_op_t *op, const sf_proto_AlterPartitionRequest_t *re
     }
     rp->ErrorCode = sf_elect_alter_check(part, snap, req->BrokerId, pd->LeaderEpoch,
                                          pd->PartitionEpoch, isr, epochs, n);
+    /* Kafka: a leader still recovering from an unclean election is alone in its ISR. */
+    if (rp->ErrorCode == SF_KERR_NONE &&
+        (pd->LeaderRecoveryState < 0 || pd->LeaderRecoveryState > 1 ||
+         (pd->LeaderRecoveryState == 1 && n > 1)))
+        rp->ErrorCode = SF_KERR_INVALID_REQUEST;
     if (rp->ErrorCode == SF_KERR_NONE && add_write(op, t->name, part, isr, n, rp) != SF_OK)
         rp->ErrorCode = SF_KERR_UNKNOWN_SERVER_ERROR;
 }
