@@ -361,7 +361,8 @@ static int admin_metadata_copy(const sf_proto_MetadataResponse_t *resp,
             if ((rc = admin_strdup(pb->Rack, &b->rack)) != SF_OK)
                 goto err;
         }
-        qsort(info->brokers, info->broker_count, sizeof *info->brokers, admin_cmp_broker);
+        if (info->broker_count > 1)
+            qsort(info->brokers, info->broker_count, sizeof *info->brokers, admin_cmp_broker);
     }
     if (resp->TopicsCount > 0) {
         info->topics = calloc((size_t)resp->TopicsCount, sizeof *info->topics);
@@ -397,10 +398,12 @@ static int admin_metadata_copy(const sf_proto_MetadataResponse_t *resp,
                                         &p->isr_count)) != SF_OK)
                     goto err;
             }
-            qsort(t->partitions, t->partition_count, sizeof *t->partitions,
-                  admin_cmp_partition);
+            if (t->partition_count > 1)
+                qsort(t->partitions, t->partition_count, sizeof *t->partitions,
+                      admin_cmp_partition);
         }
-        qsort(info->topics, info->topic_count, sizeof *info->topics, admin_cmp_topic);
+        if (info->topic_count > 1)
+            qsort(info->topics, info->topic_count, sizeof *info->topics, admin_cmp_topic);
     }
     *out = info;
     return SF_OK;

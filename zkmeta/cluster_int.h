@@ -159,6 +159,8 @@ void cl_destroy(sf_cluster_t *cl);
 /* model.c */
 void cl_sync_all(sf_cluster_t *cl);
 void cl_schedule_rebuild(sf_cluster_t *cl);
+void cl_model_wrote_states(sf_cluster_t *cl, const sf_cluster_state_write_t *w, const int *idx,
+                           int n);
 void cl_rebuild_cb(evutil_socket_t fd, short what, void *arg);
 void cl_read_controller(sf_cluster_t *cl);
 void cl_broker_free(struct cl_broker *b);

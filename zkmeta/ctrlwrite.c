@@ -95,6 +95,7 @@ static void sw_multi_cb(int err, int zrc, const sf_zk_op_result_t *res, int n, v
             w->new_version = res && k + 1 < n && res[k + 1].stat ? res[k + 1].stat->version
                                                                  : w->version + 1;
         }
+        cl_model_wrote_states(cl, sw->w, sw->idx, sw->nidx);
         sw_clear_ops(sw);
         if (sw_issue(sw) != SF_OK)
             sw_finish(sw, SF_ERR_IO);

@@ -369,6 +369,44 @@ void cl_rebuild_cb(evutil_socket_t fd, short what, void *arg) {
     }
 }
 
+/* The controller wrote the partition states w[idx[0..n-1]] (those with err SF_OK, at
+ * new_version): its
+ * own snapshot shows them at once, so a request that follows the answer (a leader's next ISR
+ * change) is checked against what was written, not against the state before it. The watches
+ * bring the same states back later; the callbacks hear of them at the next rebuild. */
+void cl_model_wrote_states(sf_cluster_t *cl, const sf_cluster_state_write_t *w, const int *idx,
+                           int n) {
+    sf_cluster_snapshot_t *snap, *old;
+    int i, changed = 0;
+    for (i = 0; i < n; i++) {
+        const sf_cluster_state_write_t *x = &w[idx[i]];
+        struct cl_topic *t = find_topic(cl, x->topic);
+        struct cl_part *part;
+        int32_t *isr = NULL;
+        if (x->err != SF_OK || !t || x->st.partition < 0 || x->st.partition >= t->nparts)
+            continue;
+        part = &t->parts[x->st.partition];
+        if (!part->have || part->p.state_version >= x->new_version ||
+            copy_ints(x->st.isr, x->st.nisr, &isr) != SF_OK)
+            continue;
+        free(part->p.isr);
+        part->p.isr = isr;
+        part->p.nisr = x->st.nisr;
+        part->p.leader = x->st.leader;
+        part->p.leader_epoch = x->st.leader_epoch;
+        part->p.controller_epoch = x->st.controller_epoch;
+        part->p.state_version = x->new_version;
+        t->changed = 1;
+        changed = 1;
+    }
+    if (!changed || !cl->ready || !(snap = build_snapshot(cl)))
+        return;
+    old = cl->current;
+    cl->current = snap;
+    sf_cluster_snapshot_unref(old);
+    cl_schedule_rebuild(cl);
+}
+
 /* ---- model reads ---- */
 
 static void model_watch_cb(sf_zk_t *zk, int event, const char *path, void *arg);
@@ -637,7 +675,8 @@ static void apply_deletes(sf_cluster_t *cl, char *const *children, int n) {
     for (i = 0; i < n; i++)
         if (sf_znode_topic_name_valid(children[i]) && (v[m] = strdup(children[i])))
             m++;
-    qsort(v, (size_t)m, sizeof(char *), str_cmp);
+    if (m > 1)
+        qsort(v, (size_t)m, sizeof(char *), str_cmp);
     for (i = 0; i < cl->ndeleting; i++)
         free(cl->deleting[i]);
     free(cl->deleting);

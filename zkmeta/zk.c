@@ -1188,7 +1188,11 @@ int sf_zk_multi(sf_zk_t *zk, const sf_zk_op_t *ops, int nops, sf_zk_multi_cb cb,
     int i, rc;
     char *s;
 
-    if (!usable(zk))
+    /* zoo_amulti must not see a handle whose session has expired (a negative state) before
+     * our watcher heard of it: after the first sub-request fails it frees a stale path
+     * pointer for every later one, which is a pointer into this request's strings. The
+     * check leaves only the instant between it and the client's own. */
+    if (!usable(zk) || zoo_state(zk->zh) < 0)
         return SF_ERR_STATE;
     if (!ops || nops < 1 || nops > SF_ZK_MULTI_MAX)
         return SF_ERR_INVALID;

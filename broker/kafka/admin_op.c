@@ -229,7 +229,8 @@ static int key_cmp(const void *a, const void *b) {
 
 int sf_admin_find_dups(sf_admin_key_t *keys, int n, char *dup) {
     int i, first = -1;
-    qsort(keys, (size_t)n, sizeof(*keys), key_cmp);
+    if (n > 1)
+        qsort(keys, (size_t)n, sizeof(*keys), key_cmp);
     for (i = 1; i < n; i++) {
         const sf_admin_key_t *x = &keys[i - 1], *y = &keys[i];
         if (y->name.len < 0 || x->tag != y->tag || x->name.len != y->name.len ||

@@ -251,8 +251,15 @@ void sf_epochs_end_offset_for(const sf_epochs_t *ec, int32_t epoch, int64_t leo,
         else
             hi = mid;
     }
-    if (lo == 0 || lo == ec->n)
-        return; /* below every cached epoch, or above the latest: UNDEFINED */
+    if (lo == ec->n)
+        return; /* above the latest: UNDEFINED */
+    if (lo == 0) {
+        /* Below every cached epoch (its batches are gone from this log): where the first
+         * known epoch starts, so a follower with older batches truncates to it. */
+        *found_epoch = epoch;
+        *end_offset = ec->v[0].start_offset;
+        return;
+    }
     *found_epoch = ec->v[lo - 1].epoch;
     *end_offset = ec->v[lo].start_offset;
 }

@@ -150,8 +150,9 @@ void sf_log_epoch_assign(sf_log_t *log, int32_t epoch, int64_t start_offset);
 int32_t sf_log_latest_epoch(sf_log_t *log);
 /* Kafka's endOffsetFor (OffsetForLeaderEpoch): for the largest cached epoch <= @epoch, the
  * epoch found and the start offset of the next larger epoch (or the LEO if it is the latest).
- * When @epoch is below every cached epoch: found -1, end offset -1 (UNDEFINED). When the cache
- * is empty: found -1, end -1. */
+ * When @epoch is below every cached epoch: @epoch itself and the first cached epoch's start
+ * offset (its batches are gone here; a follower truncates to that). Above the latest, or an
+ * empty cache: found -1, end -1 (UNDEFINED). */
 void sf_log_end_offset_for_epoch(sf_log_t *log, int32_t epoch, int32_t *found_epoch,
                                  int64_t *end_offset);
 

@@ -232,7 +232,7 @@ START_TEST(test_end_offset_for_epoch) {
     ck_assert_int_eq(replica_append(log, 20, 5, 10), SF_OK);
     ck_assert_int_eq(sf_log_latest_epoch(log), 5);
     expect_end(log, -1, -1, -1); /* UNDEFINED asked */
-    expect_end(log, 0, -1, -1);  /* below every cached epoch */
+    expect_end(log, 0, 0, 0);    /* below every cached epoch: where the first starts */
     expect_end(log, 1, 1, 10);   /* at one: the next one's start */
     expect_end(log, 2, 1, 10);   /* between: the one below, the next one's start */
     expect_end(log, 3, 3, 20);
@@ -624,7 +624,7 @@ START_TEST(test_delete_records_trims_cache) {
     ckpt_path(path, sizeof(path));
     ck_assert_int_eq(sf_log_delete_records(log, 40, NULL), SF_OK);
     ck_assert_str_eq(read_text(path), "0\n2\n2 40\n5 60\n");
-    expect_end(log, 0, -1, -1);
+    expect_end(log, 0, 0, 40); /* older than the log: where it starts now */
     expect_end(log, 2, 2, 60);
     ck_assert_int_eq(sf_log_delete_records(log, 60, NULL), SF_OK);
     ck_assert_str_eq(read_text(path), "0\n1\n5 60\n");
@@ -649,7 +649,7 @@ START_TEST(test_retention_trims_cache) {
     ck_assert_int_gt(sf_log_retention(log, 0), 0);
     start = sf_log_start_offset(log);
     ck_assert_int_ge(start, 60);
-    expect_end(log, 2, -1, -1);
+    expect_end(log, 2, 2, start);
     expect_end(log, 5, 5, 90);
     ckpt_path(path, sizeof(path));
     {
