@@ -318,6 +318,9 @@ static int start_cluster(sf_broker_t *b, char *errstr, size_t errstr_size) {
     /* Stored normalised by the config parser when given (topic synonym). */
     unclean = sf_brokercfg_file_value(cfg, "unclean.leader.election.enable");
     opt.unclean_leader_election = unclean && !strcasecmp(unclean, "true");
+    opt.auto_leader_rebalance = cfg->auto_leader_rebalance_enable;
+    opt.leader_imbalance_check_interval_s = cfg->leader_imbalance_check_interval_s;
+    opt.leader_imbalance_percentage = cfg->leader_imbalance_per_broker_percentage;
     b->cluster = sf_cluster_new(b->base, &opt, &cbs, b);
     if (!b->cluster) {
         snprintf(errstr, errstr_size, "zookeeper.connect: cannot use \"%s\"", cfg->zk_connect);

@@ -91,6 +91,9 @@ typedef struct sf_brokercfg {
     int controlled_shutdown_enable;         /* controlled.shutdown.enable (true) */
     int32_t controlled_shutdown_max_retries; /* controlled.shutdown.max.retries (3) */
     int32_t controlled_shutdown_retry_backoff_ms; /* controlled.shutdown.retry.backoff.ms (5000) */
+    int auto_leader_rebalance_enable;         /* auto.leader.rebalance.enable (true) */
+    int32_t leader_imbalance_check_interval_s; /* leader.imbalance.check.interval.seconds (300) */
+    int32_t leader_imbalance_per_broker_percentage; /* leader.imbalance.per.broker.percentage (10) */
 
     int32_t log_segment_bytes;               /* log.segment.bytes (1073741824), >= 14 */
     int64_t log_roll_ms;                     /* log.roll.ms, else log.roll.hours (168 h) */

@@ -212,6 +212,9 @@ sf_cluster_t *sf_cluster_new(struct event_base *base, const sf_cluster_options_t
         opt->connection_timeout_ms > 0 ? opt->connection_timeout_ms : cl->session_timeout_ms;
     cl->port = opt->host ? opt->port : -1;
     cl->unclean_default = opt->unclean_leader_election != 0;
+    cl->rebalance_interval_s = opt->auto_leader_rebalance ? opt->leader_imbalance_check_interval_s
+                                                          : 0;
+    cl->imbalance_percentage = opt->leader_imbalance_percentage;
     cl->broker_epoch = -1;
     cl->controller_id = -1;
     cl->controller_epoch = -1;
@@ -253,8 +256,14 @@ sf_cluster_t *sf_cluster_new(struct event_base *base, const sf_cluster_options_t
     cl->reg_timer = evtimer_new(base, cl_reg_timer_cb, cl);
     cl->rebuild_timer = evtimer_new(base, cl_rebuild_cb, cl);
     cl->notify_ev = event_new(base, -1, 0, notify_cb, cl);
-    if (!cl->retry_timer || !cl->reg_timer || !cl->rebuild_timer || !cl->notify_ev)
+    cl->rebalance_timer = event_new(base, -1, EV_PERSIST, cl_rebalance_cb, cl);
+    if (!cl->retry_timer || !cl->reg_timer || !cl->rebuild_timer || !cl->notify_ev ||
+        !cl->rebalance_timer)
         goto err;
+    if (cl->rebalance_interval_s > 0) {
+        struct timeval tv = {cl->rebalance_interval_s, 0};
+        evtimer_add(cl->rebalance_timer, &tv);
+    }
     return cl;
 err:
     i = errno;
@@ -284,7 +293,9 @@ void cl_destroy(sf_cluster_t *cl) {
         event_free(cl->reg_timer);
     if (cl->rebuild_timer)
         event_free(cl->rebuild_timer);
-    cl->retry_timer = cl->reg_timer = cl->rebuild_timer = NULL;
+    if (cl->rebalance_timer)
+        event_free(cl->rebalance_timer);
+    cl->retry_timer = cl->reg_timer = cl->rebuild_timer = cl->rebalance_timer = NULL;
     /* Closes the session: our ephemerals vanish now. Pending completions run with errors;
      * admin writes queue their completions, delivered below. */
     sf_zk_free(cl->zk);

@@ -58,6 +58,11 @@ typedef struct sf_cluster_options {
     /* unclean.leader.election.enable of the broker's configuration: the controller's default
      * when neither the topic nor a dynamic broker config sets it */
     int unclean_leader_election;
+    /* auto.leader.rebalance.enable, leader.imbalance.check.interval.seconds and
+     * leader.imbalance.per.broker.percentage: the controller's preferred leader rebalance */
+    int auto_leader_rebalance;
+    int leader_imbalance_check_interval_s;
+    int leader_imbalance_percentage;
 } sf_cluster_options_t;
 
 typedef struct sf_cluster_callbacks {

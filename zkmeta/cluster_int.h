@@ -118,6 +118,9 @@ struct sf_cluster {
     int32_t ctrl_epoch_version; /* while controller: that version, which fences every write */
     struct cl_ctrl_busy *ctrl_busy; /* topics with a controller write in flight */
     int unclean_default;            /* unclean.leader.election.enable of the configuration */
+    int rebalance_interval_s;       /* leader.imbalance.check.interval.seconds; 0: no rebalance */
+    int imbalance_percentage;       /* leader.imbalance.per.broker.percentage */
+    struct event *rebalance_timer;
     struct cl_node ctrl_node;
 
     char *cluster_id;
@@ -192,6 +195,7 @@ int cl_ctrl_write_states(sf_cluster_t *cl, sf_cluster_state_write_t *w, int n,
  * create the states of partitions that have none, elect new leaders for partitions whose
  * leader is gone and drop dead brokers from ISRs, purge topics requested for deletion. */
 void cl_controller_run(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap);
+void cl_rebalance_cb(evutil_socket_t fd, short what, void *arg);
 /* Forget the writes in flight (no longer the controller, or freeing). */
 void cl_controller_stop(sf_cluster_t *cl);
 

@@ -191,11 +191,37 @@ static int batch_grow(struct cl_ctrl_batch *bt) {
     return SF_OK;
 }
 
-/* Add the failover changes of @t's partitions to @bt (marking @t busy if there are any). */
+/* A decision about one partition (election_rules.h outcomes, @out filled unless NONE). */
+typedef int (*decide_fn)(const sf_cluster_partition_t *part, const sf_cluster_snapshot_t *snap,
+                         const void *ctx, sf_cluster_partition_t *out);
+
+/* After brokers left: @ctx points to the topic's unclean election setting. */
+static int decide_failover(const sf_cluster_partition_t *part, const sf_cluster_snapshot_t *snap,
+                           const void *ctx, sf_cluster_partition_t *out) {
+    return sf_elect_failover(part, snap, *(const int *)ctx, out);
+}
+
+/* The rebalance: @ctx is the list of imbalanced brokers (-1 ends it); partitions preferring
+ * them go back to them when they can. */
+static int decide_preferred(const sf_cluster_partition_t *part, const sf_cluster_snapshot_t *snap,
+                            const void *ctx, sf_cluster_partition_t *out) {
+    const int32_t *ids = ctx;
+    int i, o;
+    for (i = 0; part->nreplicas > 0 && ids[i] >= 0 && ids[i] != part->replicas[0]; i++)
+        ;
+    if (part->nreplicas < 1 || ids[i] < 0)
+        return SF_ELECT_NONE;
+    o = sf_elect_preferred(part, snap, out);
+    return o == SF_ELECT_OFFLINE ? SF_ELECT_NONE : o;
+}
+
+/* Add the changes @decide wants for @t's partitions to @bt (marking @t busy if there are
+ * any). */
 static int batch_topic(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap,
-                       const sf_cluster_topic_t *t, struct cl_ctrl_batch *bt) {
+                       const sf_cluster_topic_t *t, decide_fn decide, const void *ctx,
+                       struct cl_ctrl_batch *bt) {
     struct cl_ctrl_busy *b = NULL;
-    int p, unclean = unclean_enabled(cl, snap, t);
+    int p;
     for (p = 0; p < t->npartitions; p++) {
         const sf_cluster_partition_t *part = &t->partitions[p];
         sf_cluster_state_write_t *w;
@@ -204,7 +230,7 @@ static int batch_topic(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap,
             return SF_ERR_NOMEM;
         w = &bt->w[bt->n];
         memset(w, 0, sizeof(*w));
-        out = sf_elect_failover(part, snap, unclean, &w->st);
+        out = decide(part, snap, ctx, &w->st);
         if (out < 0)
             return SF_ERR_NOMEM;
         if (out == SF_ELECT_NONE)
@@ -247,17 +273,26 @@ static void batch_log(const struct cl_ctrl_batch *bt) {
                "partition(s)", bt->shrunk);
 }
 
-/* Elect and shrink for every topic that needs it, in one batch of writes. */
-static void controller_failover(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap) {
+/* The changes @decide wants (NULL: failover) for every topic, in one batch of writes. */
+static void controller_batch(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap,
+                             decide_fn decide, const void *ctx) {
     struct cl_ctrl_batch *bt = calloc(1, sizeof(*bt));
     int i, rc = bt ? SF_OK : SF_ERR_NOMEM;
     for (i = 0; rc == SF_OK && i < snap->ntopics; i++) {
         const sf_cluster_topic_t *t = snap->topics[i];
-        if (!busy_find(cl, t->name) && !sf_cluster_snapshot_deleting(snap, t->name))
-            rc = batch_topic(cl, snap, t, bt);
+        int unclean;
+        if (busy_find(cl, t->name) || sf_cluster_snapshot_deleting(snap, t->name))
+            continue;
+        unclean = unclean_enabled(cl, snap, t);
+        rc = decide ? batch_topic(cl, snap, t, decide, ctx, bt)
+                    : batch_topic(cl, snap, t, decide_failover, &unclean, bt);
     }
     if (rc == SF_OK && bt->n) {
-        batch_log(bt);
+        if (decide)
+            sf_log(SF_LOG_INFO, "CONTROLLER", "leader rebalance: moving leadership of %d "
+                   "partition(s) back to their preferred replicas", bt->n);
+        else
+            batch_log(bt);
         rc = cl_ctrl_write_states(cl, bt->w, bt->n, batch_done, bt);
         if (rc == SF_OK)
             return;
@@ -302,7 +337,30 @@ void cl_controller_run(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap) {
         if (cl_ctrl_create_states(cl, t->name, st, n, busy_done, b) != SF_OK)
             busy_unlink(cl, b);
     }
-    controller_failover(cl, snap);
+    controller_batch(cl, snap, NULL, NULL);
+}
+
+/* Kafka's auto leader rebalance, every leader.imbalance.check.interval.seconds: the live
+ * brokers whose share of preferred partitions led elsewhere is past the threshold get them
+ * back, where they are in the ISR. */
+void cl_rebalance_cb(evutil_socket_t fd, short what, void *arg) {
+    sf_cluster_t *cl = arg;
+    const sf_cluster_snapshot_t *snap = cl->current;
+    int32_t *ids;
+    int i, n = 0;
+    (void)fd;
+    (void)what;
+    if (!snap || !cl->is_controller || cl->ctrl_epoch_version < 0 || !cl_alive(cl))
+        return;
+    if (!(ids = calloc((size_t)snap->nbrokers + 1, sizeof(*ids))))
+        return;
+    for (i = 0; i < snap->nbrokers; i++)
+        if (sf_elect_imbalanced(snap, snap->brokers[i].id, cl->imbalance_percentage))
+            ids[n++] = snap->brokers[i].id;
+    ids[n] = -1;
+    if (n)
+        controller_batch(cl, snap, decide_preferred, ids);
+    free(ids);
 }
 
 void cl_controller_stop(sf_cluster_t *cl) {

@@ -183,3 +183,34 @@ sf_kerr_t sf_elect_alter_check(const sf_cluster_partition_t *part,
     }
     return SF_KERR_NONE;
 }
+
+int sf_elect_preferred(const sf_cluster_partition_t *part, const sf_cluster_snapshot_t *snap,
+                       sf_cluster_partition_t *out) {
+    int32_t preferred = part->nreplicas > 0 ? part->replicas[0] : -1;
+    if (preferred < 0 || part->leader == preferred)
+        return SF_ELECT_NONE;
+    if (!live(snap, preferred) || !has(part->isr, part->nisr, preferred))
+        return SF_ELECT_OFFLINE;
+    if (isr_copy(part, out) != SF_OK)
+        return SF_ERR_NOMEM;
+    out->leader = preferred;
+    out->leader_epoch = part->leader_epoch + 1;
+    return SF_ELECT_LEADER;
+}
+
+int sf_elect_imbalanced(const sf_cluster_snapshot_t *snap, int32_t broker, int percent) {
+    int t, p, preferred = 0, elsewhere = 0;
+    for (t = 0; t < snap->ntopics; t++) {
+        const sf_cluster_topic_t *topic = snap->topics[t];
+        for (p = 0; p < topic->npartitions; p++) {
+            const sf_cluster_partition_t *part = &topic->partitions[p];
+            if (part->nreplicas < 1 || part->replicas[0] != broker ||
+                !sf_cluster_partition_has_state(part))
+                continue;
+            preferred++;
+            elsewhere += part->leader != broker;
+        }
+    }
+    /* elsewhere / preferred > percent / 100, in integers */
+    return preferred > 0 && (int64_t)elsewhere * 100 > (int64_t)percent * preferred;
+}

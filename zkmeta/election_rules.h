@@ -46,6 +46,17 @@ int sf_elect_failover(const sf_cluster_partition_t *part, const sf_cluster_snaps
 int sf_elect_shutdown(const sf_cluster_partition_t *part, const sf_cluster_snapshot_t *snap,
                       int32_t leaving, sf_cluster_partition_t *out);
 
+/* Preferred leader election (Kafka's preferredReplicaPartitionLeaderElection): the first
+ * replica in assignment order leads if it is live and in the ISR (SF_ELECT_LEADER, the ISR
+ * kept, leader epoch + 1; @out as for sf_elect_failover). SF_ELECT_NONE when it leads
+ * already (or the partition has no replicas), SF_ELECT_OFFLINE when it cannot lead now. */
+int sf_elect_preferred(const sf_cluster_partition_t *part, const sf_cluster_snapshot_t *snap,
+                       sf_cluster_partition_t *out);
+
+/* Kafka's auto leader rebalance check for @broker: 1 if, of the partitions (with a state)
+ * whose preferred replica is @broker, more than @percent per cent are led by another broker. */
+int sf_elect_imbalanced(const sf_cluster_snapshot_t *snap, int32_t broker, int percent);
+
 /* An AlterPartition request for @part from broker @requester, as Kafka's controller checks it:
  * NOT_LEADER_OR_FOLLOWER (the requester does not lead it), FENCED_LEADER_EPOCH (@leader_epoch
  * is not the current one), INVALID_UPDATE_VERSION (@partition_epoch is not the state znode's

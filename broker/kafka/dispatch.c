@@ -24,6 +24,7 @@ static const sf_kapi_t apis[] = {
     {SF_PROTO_API_DescribeConfigs, 0, 4, sf_kapi_DescribeConfigs, 0},
     {SF_PROTO_API_AlterConfigs, 0, 2, sf_kapi_AlterConfigs, SF_KAPI_METADATA_THREAD},
     {SF_PROTO_API_CreatePartitions, 0, 3, sf_kapi_CreatePartitions, SF_KAPI_METADATA_THREAD},
+    {SF_PROTO_API_ElectLeaders, 0, 2, sf_kapi_ElectLeaders, SF_KAPI_METADATA_THREAD},
     {SF_PROTO_API_IncrementalAlterConfigs, 0, 1, sf_kapi_IncrementalAlterConfigs,
      SF_KAPI_METADATA_THREAD},
     {SF_PROTO_API_AlterPartition, 0, 3, sf_kapi_AlterPartition, SF_KAPI_METADATA_THREAD},

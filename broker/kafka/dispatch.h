@@ -50,6 +50,7 @@ void sf_kapi_DescribeConfigs(sf_kreq_t *kr, void *msg);
 void sf_kapi_AlterConfigs(sf_kreq_t *kr, void *msg);
 void sf_kapi_IncrementalAlterConfigs(sf_kreq_t *kr, void *msg);
 void sf_kapi_AlterPartition(sf_kreq_t *kr, void *msg);
+void sf_kapi_ElectLeaders(sf_kreq_t *kr, void *msg);
 void sf_kapi_ControlledShutdown(sf_kreq_t *kr, void *msg);
 
 #endif

@@ -131,8 +131,11 @@ int sf_leader_wanted_isr(sf_partition_t *part, const sf_cluster_partition_t *cp,
         } else if (member) {
             keep = now_ms - atomic_load(&f->caught_up_ms) <= lag_max_ms;
         } else {
+            /* It caught up lately too (Kafka expands on the follower's fetch): one that has
+             * stopped fetching is not added back the moment it was removed. */
             int64_t leo = atomic_load(&f->leo);
-            keep = leo >= hw && leo >= start;
+            keep = leo >= hw && leo >= start &&
+                   now_ms - atomic_load(&f->caught_up_ms) <= lag_max_ms;
             if (keep)
                 atomic_store(&f->pending, 1);
         }

@@ -42,9 +42,10 @@ int sf_leader_follower_fetched(sf_partition_t *part, int32_t replica, int32_t ep
 int sf_leader_update_hw(sf_partition_t *part, const sf_cluster_partition_t *cp, int32_t self);
 
 /* The ISR the leader wants for @cp at @now_ms: members whose follower fell behind for more
- * than @lag_max_ms dropped, caught-up followers added (marked pending). Written to @isr (room
- * for cp->nreplicas) in assignment order. Returns its size, or 0 when it equals the current
- * ISR (or @self does not lead @cp). */
+ * than @lag_max_ms dropped, followers caught up added (LEO at the high watermark and the
+ * leadership's start, and caught up within @lag_max_ms; marked pending). Written to @isr
+ * (room for cp->nreplicas) in assignment order. Returns its size, or 0 when it equals the
+ * current ISR (or @self does not lead @cp). */
 int sf_leader_wanted_isr(sf_partition_t *part, const sf_cluster_partition_t *cp, int32_t self,
                          int64_t now_ms, int64_t lag_max_ms, int32_t *isr);
 

@@ -58,6 +58,11 @@ new_controller=$(fo controller) || fail "no controller after killing broker $con
 log "broker $new_controller is the controller now"
 
 other=$(first_other "$new_controller") || fail "no broker besides the controller"
+# The restarted brokers back in every ISR and leading what they prefer (ElectLeaders), so
+# that some partition is led by a broker other than the controller.
+"$PY" "$SF_TEST_DIR/cluster_state.py" "$ZKHP" fo wait-isr 3 60 || fail "the ISRs did not recover"
+"$PY" "$SF_TEST_DIR/elect_leaders.py" "$(addr "$new_controller")" 2 0 all >/dev/null ||
+    fail "ElectLeaders"
 # The leader of the partition asks for ISR changes of its own: it is held stopped meanwhile.
 read -r part lead < <(fo alter-target fo "$new_controller") || fail "no partition to alter"
 for i in 1 2 3; do ((i != new_controller && i != lead)) && third=$i; done

@@ -8,6 +8,9 @@
                                                         a negative ID means "lacks -ID")
     cluster_state.py ZK TOPIC wait-leader-not ID SECONDS  wait until no partition is led by ID
                                                         and every one has a leader
+    cluster_state.py ZK TOPIC not-preferred             print the partitions not led by their
+                                                        preferred replica (the first assigned)
+    cluster_state.py ZK TOPIC wait-preferred SECONDS    wait until every one is
 Exit 1 with a message when a wait times out.
 """
 import json
@@ -30,6 +33,21 @@ def states(zk, topic):
         return out
     finally:
         s.close()
+
+
+def preferred(zk, topic):
+    """{partition: first assigned replica} from the topic znode."""
+    s = Session(zk)
+    try:
+        data, _ = s.get("%s/brokers/topics/%s" % (CHROOT, topic))
+    finally:
+        s.close()
+    return {int(p): r[0] for p, r in json.loads(data)["partitions"].items()}
+
+
+def not_preferred(zk, topic):
+    pref, st = preferred(zk, topic), states(zk, topic)
+    return sorted(p for p, s in st.items() if s["leader"] != pref[p])
 
 
 def wait(what, seconds, cond):
@@ -73,8 +91,14 @@ def main():
             good = st and all(s["leader"] not in (-1, bid) for s in st.values())
             return True if good else {p: s["leader"] for p, s in st.items()}
         wait("leaders other than %d" % bid, seconds, ok)
+    elif cmd == "not-preferred":
+        print(" ".join(map(str, not_preferred(zk, topic))))
+    elif cmd == "wait-preferred":
+        wait("preferred leaders", float(args[0]),
+             lambda: True if not not_preferred(zk, topic) else not_preferred(zk, topic))
     else:
         sys.exit("unknown command " + cmd)
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -608,6 +608,71 @@ START_TEST(test_elect_shutdown) {
 }
 END_TEST
 
+START_TEST(test_elect_preferred) {
+    int32_t live23[] = {2, 3}, live123[] = {1, 2, 3}, r[] = {1, 2, 3}, isr[] = {2, 3, 1},
+            isr23[] = {2, 3};
+    sf_cluster_snapshot_t *s = live_snap(live123, 3);
+    sf_cluster_partition_t p = mkpart(r, 3, 2, 4, isr, 3), out = {0};
+    /* 1 is live and in the ISR: it leads again, the ISR stays, the epoch goes up */
+    ck_assert_int_eq(sf_elect_preferred(&p, s, &out), SF_ELECT_LEADER);
+    ck_assert_int_eq(out.leader, 1);
+    ck_assert_int_eq(out.leader_epoch, 5);
+    ISR_IS(out, 2, 3, 1);
+    free(out.isr);
+    memset(&out, 0, sizeof(out));
+    /* it leads already */
+    p = mkpart(r, 3, 1, 4, isr, 3);
+    ck_assert_int_eq(sf_elect_preferred(&p, s, &out), SF_ELECT_NONE);
+    /* not in the ISR yet */
+    p = mkpart(r, 3, 2, 4, isr23, 2);
+    ck_assert_int_eq(sf_elect_preferred(&p, s, &out), SF_ELECT_OFFLINE);
+    sf_cluster_snapshot_unref(s);
+    /* not live */
+    s = live_snap(live23, 2);
+    p = mkpart(r, 3, 2, 4, isr, 3);
+    ck_assert_int_eq(sf_elect_preferred(&p, s, &out), SF_ELECT_OFFLINE);
+    ck_assert_ptr_null(out.isr);
+    sf_cluster_snapshot_unref(s);
+}
+END_TEST
+
+/* Broker 1 is the preferred replica of 10 partitions and leads @led of them. */
+static sf_cluster_snapshot_t *imbalance_snap(int led) {
+    sf_cluster_broker_t *b = calloc(2, sizeof(*b));
+    sf_cluster_topic_t *t = calloc(1, sizeof(*t));
+    int32_t r[2] = {1, 2};
+    int i;
+    b[0].id = 1;
+    b[1].id = 2;
+    b[0].port = b[1].port = -1;
+    t->name = strdup("t");
+    t->npartitions = 10;
+    t->partitions = calloc(10, sizeof(*t->partitions));
+    for (i = 0; i < 10; i++) {
+        sf_cluster_partition_t *p = &t->partitions[i];
+        p->partition = i;
+        p->leader = i < led ? 1 : 2;
+        p->replicas = malloc(sizeof(r));
+        p->isr = malloc(sizeof(r));
+        memcpy(p->replicas, r, sizeof(r));
+        memcpy(p->isr, r, sizeof(r));
+        p->nreplicas = p->nisr = 2;
+    }
+    return sf_cluster_snapshot_build_copy(strdup("c"), 1, 1, b, 2, t, 1);
+}
+
+START_TEST(test_elect_imbalanced) {
+    sf_cluster_snapshot_t *s = imbalance_snap(9); /* 1 of 10 elsewhere: 10% */
+    ck_assert_int_eq(sf_elect_imbalanced(s, 1, 10), 0);
+    ck_assert_int_eq(sf_elect_imbalanced(s, 1, 9), 1);
+    ck_assert_int_eq(sf_elect_imbalanced(s, 2, 0), 0); /* preferred for nothing */
+    sf_cluster_snapshot_unref(s);
+    s = imbalance_snap(8); /* 20% */
+    ck_assert_int_eq(sf_elect_imbalanced(s, 1, 10), 1);
+    sf_cluster_snapshot_unref(s);
+}
+END_TEST
+
 START_TEST(test_elect_alter_check) {
     int32_t live123[] = {1, 2, 3}, r[] = {1, 2, 3}, isr[] = {1, 2, 3};
     int32_t a12[] = {1, 2}, a23[] = {2, 3}, a14[] = {1, 4}, a11[] = {1, 1};
@@ -932,6 +997,8 @@ static Suite *cluster_suite(void) {
     tcase_add_test(core, test_elect_offline_unclean);
     tcase_add_test(core, test_elect_shrink);
     tcase_add_test(core, test_elect_shutdown);
+    tcase_add_test(core, test_elect_preferred);
+    tcase_add_test(core, test_elect_imbalanced);
     tcase_add_test(core, test_elect_alter_check);
     tcase_add_test(limits, test_malformed_everywhere);
     tcase_add_test(limits, test_partitions_check);

@@ -171,6 +171,25 @@ START_TEST(a_caught_up_follower_joins_and_counts_while_pending) {
 }
 END_TEST
 
+START_TEST(a_follower_that_stopped_fetching_is_not_added_back) {
+    int32_t want[3];
+    append(10);
+    isr[0] = 1;
+    isr[1] = 2;
+    cp.nisr = 2;
+    sf_leader_apply(part, &cp, 1, 1000);
+    ck_assert_int_eq(sf_leader_follower_fetched(part, 2, 5, 10, 1100), 0);
+    ck_assert_int_eq(sf_leader_follower_fetched(part, 3, 5, 10, 1100), 0);
+    ck_assert_int_eq(sf_leader_update_hw(part, &cp, 1), 1);
+    /* Broker 3 has everything but last caught up 1400 ms ago: it was dropped for that and
+     * stays out until it fetches again, with no new records to lag behind on. */
+    ck_assert_int_eq(sf_leader_follower_fetched(part, 2, 5, 10, 2400), 0);
+    ck_assert_int_eq(sf_leader_wanted_isr(part, &cp, 1, 2500, 1000, want), 0);
+    ck_assert_int_eq(sf_leader_follower_fetched(part, 3, 5, 10, 2600), 0);
+    ck_assert_int_eq(sf_leader_wanted_isr(part, &cp, 1, 2600, 1000, want), 3);
+}
+END_TEST
+
 START_TEST(a_new_epoch_starts_over) {
     append(10);
     sf_leader_apply(part, &cp, 1, 1000);
@@ -197,7 +216,8 @@ static Suite *leader_suite(void) {
     tcase_add_test(tc, a_lagging_follower_leaves_the_isr);
     tcase_add_test(tc, a_follower_reaching_what_it_had_counts_as_caught_up);
     tcase_add_test(tc, a_caught_up_follower_joins_and_counts_while_pending);
-    tcase_add_test(tc, a_new_epoch_starts_over);
+    tcase_add_test(tc, a_follower_that_stopped_fetching_is_not_added_back);
+        tcase_add_test(tc, a_new_epoch_starts_over);
     suite_add_tcase(s, tc);
     return s;
 }
