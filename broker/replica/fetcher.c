@@ -190,10 +190,12 @@ static fetch_ctx_t *fetch_build(sf_replication_t *r, int from, int to, int64_t n
         fetch_item_t *it;
         if (f->backoff_until_ms > now)
             continue;
-        if (!ft || !sf_slice_eq(ft->Topic, f->topic->name)) {
+        if (!ft || !sf_slice_eq(ft->Topic, f->part->topic)) {
             ft = &req->Topics[req->TopicsCount++];
             sf_proto_FetchRequest_FetchTopic_init(ft);
-            ft->Topic = sf_slice_cstr(f->topic->name);
+            /* The partition's own name (referenced below): the request is encoded when its
+             * connection is up, maybe after this view's snapshot is gone. */
+            ft->Topic = sf_slice_cstr(f->part->topic);
             if (!(ft->Partitions = sf_arena_calloc(&ctx->arena, (size_t)(to - i),
                                                    sizeof(*ft->Partitions))))
                 goto nomem;

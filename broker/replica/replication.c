@@ -210,7 +210,9 @@ static int isr_add(isr_ctx_t *ctx, const sf_cluster_topic_t *topic,
     if (!td) {
         td = &req->Topics[req->TopicsCount++];
         sf_proto_AlterPartitionRequest_TopicData_init(td);
-        td->TopicName = sf_slice_cstr(topic->name);
+        /* The partition's own name (referenced by the request), not the snapshot's: the
+         * request is encoded later, maybe after the snapshot is gone. */
+        td->TopicName = sf_slice_cstr(part->topic);
         memcpy(td->TopicId.b, topic->topic_id, 16);
         if (!(td->Partitions = sf_arena_calloc(&ctx->arena, (size_t)topic->npartitions,
                                                sizeof(*td->Partitions))))
