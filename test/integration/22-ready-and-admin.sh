@@ -33,9 +33,11 @@ restart_now
 broker_alive b1
 
 restart_now
-# kcat connects at once; its Metadata request waits until the broker is ready (kcat's own
-# metadata timeout, 5 s by default, is shorter than the wait for the old registration to
-# expire: -m 30), and -e stops at the end of both partitions.
+# kcat connects as soon as the port listens (it gives up when its first connection is
+# refused); its Metadata request waits until the broker is ready (kcat's own metadata
+# timeout, 5 s by default, is shorter than the wait for the old registration to expire:
+# -m 30), and -e stops at the end of both partitions.
+wait_until 30 "b1 listening" bash -c "</dev/tcp/${BOOTSTRAP%:*}/${BOOTSTRAP##*:}"
 n=$(timeout 60 kcat -b "$BOOTSTRAP" -X broker.address.family=v4 -m 30 -C -t ready-t -e -q | wc -l)
 assert_eq 1000 "$n" "records read by kcat -C -e right after a restart"
 broker_alive b1

@@ -7,32 +7,12 @@
 # so the second pause hits the new controller. Every acknowledged record is read back.
 . "$(dirname "$0")/lib.sh"
 need_py confluent_kafka
-start_zk
-common=(zookeeper.session.timeout.ms=6000 replica.lag.time.max.ms=4000 num.partitions=6
-        default.replication.factor=3 min.insync.replicas=2)
-for i in 1 2 3; do start_broker "b$i" broker.id=$i "${common[@]}"; done
-all=127.0.0.1:${SF_BROKER_PORT[b1]},127.0.0.1:${SF_BROKER_PORT[b2]},127.0.0.1:${SF_BROKER_PORT[b3]}
+start_cluster min.insync.replicas=2
 cd "$SF_TEST_DIR"
 state() { "$PY" cluster_state.py "127.0.0.1:$ZK_PORT" pc "$@"; }
 controller() { "$PY" failover.py "127.0.0.1:$ZK_PORT" controller; }
-
-"$PY" - "$all" <<'PY' || fail "topic creation"
-import sys
-from confluent_kafka.admin import AdminClient, NewTopic
-a = AdminClient({"bootstrap.servers": sys.argv[1], "broker.address.family": "v4"})
-a.create_topics([NewTopic("pc", 6, 3, config={"min.insync.replicas": "2"})])["pc"].result(30)
-PY
-state wait-isr 3 30 || fail "the ISRs did not start with all three replicas"
-
-acked=$SF_TMP/acked.txt
-: >"$acked"
-sf_bg "$PY" acked_producer.py "$all" pc "$acked" "$SF_TMP/stop" all 100000000
-prod=$!
-more_acks() { # more_acks N: wait for N more acknowledgements
-    local from
-    from=$(wc -l <"$acked")
-    wait_until 120 "$1 more acknowledgements" bash -c "(( \$(wc -l <'$acked') >= $from + $1 ))"
-}
+create_topic pc 6 3 min.insync.replicas=2
+start_acked_producer pc
 more_acks 5000
 for round in 1 2; do
     id=$(controller) || fail "no controller"
@@ -55,9 +35,6 @@ for round in 1 2; do
     broker_alive "$paused"
     more_acks 2000
 done
-touch "$SF_TMP/stop"
-wait "$prod" || fail "the producer exited with status $?"
-log "$(wc -l <"$acked") records acknowledged in total"
-"$PY" verify_acked.py "$all" pc "$acked" || fail "acknowledged records after the pauses"
+stop_acked_producer pc
 for n in b1 b2 b3; do broker_alive "$n"; done
 pass

@@ -8,11 +8,7 @@
 # controller gives every partition back to its preferred replica by itself.
 . "$(dirname "$0")/lib.sh"
 need_py confluent_kafka
-start_zk
-common=(zookeeper.session.timeout.ms=6000 replica.lag.time.max.ms=4000
-        auto.leader.rebalance.enable=false)
-for i in 1 2 3; do start_broker "b$i" broker.id=$i "${common[@]}"; done
-all=127.0.0.1:${SF_BROKER_PORT[b1]},127.0.0.1:${SF_BROKER_PORT[b2]},127.0.0.1:${SF_BROKER_PORT[b3]}
+start_cluster auto.leader.rebalance.enable=false
 cd "$SF_TEST_DIR"
 state() { "$PY" cluster_state.py "127.0.0.1:$ZK_PORT" pl "$@"; }
 controller() { "$PY" failover.py "127.0.0.1:$ZK_PORT" controller; }
@@ -22,14 +18,7 @@ el() { "$PY" elect_leaders.py "127.0.0.1:${SF_BROKER_PORT[b$1]}" "$2" "$3" "$4";
 expect_result() {
     grep -qx "pl $2 $3" <<<"$1" || fail "partition $2: expected error $3, got: $(tr '\n' ';' <<<"$1")"
 }
-
-"$PY" - "$all" <<'PY' || fail "topic creation"
-import sys
-from confluent_kafka.admin import AdminClient, NewTopic
-a = AdminClient({"bootstrap.servers": sys.argv[1], "broker.address.family": "v4"})
-a.create_topics([NewTopic("pl", 6, 3)])["pl"].result(30)
-PY
-state wait-isr 3 30 || fail "the ISRs did not start with all three replicas"
+create_topic pl 6 3
 state wait-preferred 10 || fail "new partitions are not led by their preferred replicas"
 
 # The preferred leader of partition 0 dies and comes back: its partitions stay moved.

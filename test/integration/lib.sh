@@ -365,6 +365,62 @@ lines() { awk -v fmt="$1\n" -v n="$2" 'BEGIN { for (i = 1; i <= n; i++) printf f
 kc() { kcat -b "$BOOTSTRAP" -X broker.address.family=v4 "$@"; }
 
 # ---------------------------------------------------------------------------------------
+# replicated clusters
+
+# start_cluster [KEY=VALUE...]: ZooKeeper and brokers b1..b3 (ids 1..3, 6 s sessions, a 4 s
+# replica lag, 6 partitions of 3 replicas by default), with the overrides. Sets ALL, the
+# bootstrap list of the three.
+start_cluster() {
+    local i
+    start_zk
+    for i in 1 2 3; do
+        start_broker "b$i" broker.id=$i zookeeper.session.timeout.ms=6000 \
+            replica.lag.time.max.ms=4000 num.partitions=6 default.replication.factor=3 "$@"
+    done
+    ALL=127.0.0.1:${SF_BROKER_PORT[b1]},127.0.0.1:${SF_BROKER_PORT[b2]},127.0.0.1:${SF_BROKER_PORT[b3]}
+}
+
+# create_topic TOPIC PARTITIONS REPLICAS [KEY=VALUE...]: CreateTopics (confluent-kafka) to
+# ALL, then wait until every ISR has all the replicas.
+create_topic() {
+    local topic=$1
+    "$PY" - "$ALL" "$@" <<'PY' || fail "creating topic $topic"
+import sys
+from confluent_kafka.admin import AdminClient, NewTopic
+boot, topic, n, rf = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+config = dict(kv.split("=", 1) for kv in sys.argv[5:])
+a = AdminClient({"bootstrap.servers": boot, "broker.address.family": "v4"})
+a.create_topics([NewTopic(topic, n, rf, config=config)])[topic].result(30)
+PY
+    "$PY" "$SF_TEST_DIR/cluster_state.py" "127.0.0.1:$ZK_PORT" "$topic" wait-isr "$3" 30 ||
+        fail "the ISRs of $topic did not start with all $3 replicas"
+}
+
+# start_acked_producer TOPIC: an acks=all producer of numbered records, each acknowledged one
+# written to $ACKED, until $SF_TMP/stop exists. Sets ACKED and PROD (its PID).
+start_acked_producer() {
+    ACKED=$SF_TMP/acked.txt
+    : >"$ACKED"
+    sf_bg "$PY" "$SF_TEST_DIR/acked_producer.py" "$ALL" "$1" "$ACKED" "$SF_TMP/stop" all 100000000
+    PROD=$!
+}
+
+# more_acks N: wait (up to 120 s) for N more acknowledgements in $ACKED.
+more_acks() {
+    local from
+    from=$(wc -l <"$ACKED")
+    wait_until 120 "$1 more acknowledgements" bash -c "(( \$(wc -l <'$ACKED') >= $from + $1 ))"
+}
+
+# stop_acked_producer TOPIC: stop it and read every acknowledged record back.
+stop_acked_producer() {
+    touch "$SF_TMP/stop"
+    wait "$PROD" || fail "the producer exited with status $?"
+    log "$(wc -l <"$ACKED") records acknowledged in total"
+    "$PY" "$SF_TEST_DIR/verify_acked.py" "$ALL" "$1" "$ACKED" || fail "acknowledged records of $1"
+}
+
+# ---------------------------------------------------------------------------------------
 # cleanup
 
 sf_cleanup() {
