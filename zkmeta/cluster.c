@@ -324,6 +324,7 @@ void cl_destroy(sf_cluster_t *cl) {
     for (i = 0; i < cl->ndeleting; i++)
         free(cl->deleting[i]);
     free(cl->deleting);
+    sf_znode_tps_free(cl->pref, cl->npref);
     sf_cluster_snapshot_unref(cl->current);
     free(cl->cluster_id);
     free_options(cl);

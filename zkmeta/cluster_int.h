@@ -11,6 +11,7 @@
 
 #include "cluster.h"
 #include "zk.h"
+#include "znode.h"
 
 #define CL_RETRY_MS 1000          /* setup retry while connected */
 #define CL_REBUILD_DELAY_MS 10    /* coalescing window for snapshot rebuilds */
@@ -20,7 +21,7 @@
 
 /* What a watch or a read is about. */
 enum { K_IDS = 1, K_TOPICS, K_BROKER, K_TOPIC, K_PSTATE, K_CONFIG, K_CONTROLLER, K_CEPOCH, K_REG,
-       K_DELETES, K_BCONFIG };
+       K_DELETES, K_BCONFIG, K_PREFERRED };
 
 /* The dynamic broker config znodes the model watches (the id of a K_BCONFIG key). */
 enum { CL_BCFG_BROKER = 0, /* /config/brokers/<this broker's id> */
@@ -129,6 +130,10 @@ struct sf_cluster {
     struct cl_node ids_node, topics_node, deletes_node;
     char **deleting; /* /admin/delete_topics children, sorted */
     int ndeleting;
+    struct cl_node pref_node;
+    sf_znode_tp_t *pref; /* /admin/preferred_replica_election, for the controller */
+    int npref;
+    int pref_busy;       /* the controller's elections for it are being written */
     struct cl_broker **brokers;
     int nbrokers, capbrokers;
     struct cl_topic **buckets;
@@ -166,6 +171,7 @@ void cl_model_wrote_states(sf_cluster_t *cl, const sf_cluster_state_write_t *w, 
                            int n);
 void cl_rebuild_cb(evutil_socket_t fd, short what, void *arg);
 void cl_read_controller(sf_cluster_t *cl);
+void cl_read_preferred(sf_cluster_t *cl);
 void cl_broker_free(struct cl_broker *b);
 void cl_topic_free(struct cl_topic *t);
 void cl_path_broker(char *buf, size_t n, int32_t id);

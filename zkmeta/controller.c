@@ -3,8 +3,10 @@
  * partitions: leader = the first live replica, leader epoch 0, ISR = the live replicas, as
  * Kafka does at creation), moves leadership off brokers that left and drops them from ISRs
  * (election_rules.h; all such changes in one batch of versioned writes), and purges the topics
- * whose deletion was requested. At most one write per topic is in flight, so no two writes
- * come from one stale snapshot; the next snapshot shows their outcome. */
+ * whose deletion was requested. With auto.leader.rebalance.enable it also gives partitions
+ * back to their preferred replicas on a timer (cl_rebalance_cb). At most one write per topic
+ * is in flight, so no two writes come from one stale snapshot; the next snapshot shows their
+ * outcome. */
 #include "cluster_int.h"
 
 #include <stdio.h>
@@ -113,7 +115,10 @@ struct cl_ctrl_batch {
     int moved, offline, shrunk; /* counts for the log line */
     int32_t lost[8];            /* former leaders that left, for the log line */
     int nlost;
+    int listed; /* for /admin/preferred_replica_election: delete it when written */
 };
+
+static void preferred_done(sf_cluster_t *cl);
 
 static void batch_free(struct cl_ctrl_batch *bt) {
     int i;
@@ -136,6 +141,8 @@ static void batch_done(void *arg, int err) {
         cl_alive(bt->busy[0]->cl))
         sf_log(SF_LOG_WARNING, "CONTROLLER", "writing new leaders and ISRs of %d partition(s) "
                "failed (%s); retried with the next metadata change", bt->n, sf_err_str(err));
+    if (bt->listed && bt->nbusy && bt->busy[0]->cl)
+        preferred_done(bt->busy[0]->cl);
     /* One line for the batch above, not one per topic. */
     for (i = 0; i < bt->nbusy; i++) {
         if (bt->busy[i]->cl)
@@ -191,28 +198,51 @@ static int batch_grow(struct cl_ctrl_batch *bt) {
     return SF_OK;
 }
 
-/* A decision about one partition (election_rules.h outcomes, @out filled unless NONE). */
-typedef int (*decide_fn)(const sf_cluster_partition_t *part, const sf_cluster_snapshot_t *snap,
-                         const void *ctx, sf_cluster_partition_t *out);
+/* A decision about one partition of @t (election_rules.h outcomes, @out filled unless NONE). */
+typedef int (*decide_fn)(const sf_cluster_topic_t *t, const sf_cluster_partition_t *part,
+                         const sf_cluster_snapshot_t *snap, const void *ctx,
+                         sf_cluster_partition_t *out);
 
 /* After brokers left: @ctx points to the topic's unclean election setting. */
-static int decide_failover(const sf_cluster_partition_t *part, const sf_cluster_snapshot_t *snap,
-                           const void *ctx, sf_cluster_partition_t *out) {
+static int decide_failover(const sf_cluster_topic_t *t, const sf_cluster_partition_t *part,
+                           const sf_cluster_snapshot_t *snap, const void *ctx,
+                           sf_cluster_partition_t *out) {
+    (void)t;
     return sf_elect_failover(part, snap, *(const int *)ctx, out);
+}
+
+/* A preferred election where it can be held. */
+static int elect_preferred(const sf_cluster_partition_t *part, const sf_cluster_snapshot_t *snap,
+                           sf_cluster_partition_t *out) {
+    int o = sf_elect_preferred(part, snap, out);
+    return o == SF_ELECT_OFFLINE ? SF_ELECT_NONE : o;
 }
 
 /* The rebalance: @ctx is the list of imbalanced brokers (-1 ends it); partitions preferring
  * them go back to them when they can. */
-static int decide_preferred(const sf_cluster_partition_t *part, const sf_cluster_snapshot_t *snap,
-                            const void *ctx, sf_cluster_partition_t *out) {
+static int decide_rebalance(const sf_cluster_topic_t *t, const sf_cluster_partition_t *part,
+                            const sf_cluster_snapshot_t *snap, const void *ctx,
+                            sf_cluster_partition_t *out) {
     const int32_t *ids = ctx;
-    int i, o;
+    int i;
+    (void)t;
     for (i = 0; part->nreplicas > 0 && ids[i] >= 0 && ids[i] != part->replicas[0]; i++)
         ;
     if (part->nreplicas < 1 || ids[i] < 0)
         return SF_ELECT_NONE;
-    o = sf_elect_preferred(part, snap, out);
-    return o == SF_ELECT_OFFLINE ? SF_ELECT_NONE : o;
+    return elect_preferred(part, snap, out);
+}
+
+/* /admin/preferred_replica_election: @ctx is the cluster, whose list names the partitions. */
+static int decide_listed(const sf_cluster_topic_t *t, const sf_cluster_partition_t *part,
+                         const sf_cluster_snapshot_t *snap, const void *ctx,
+                         sf_cluster_partition_t *out) {
+    const sf_cluster_t *cl = ctx;
+    int i;
+    for (i = 0; i < cl->npref; i++)
+        if (cl->pref[i].partition == part->partition && !strcmp(cl->pref[i].topic, t->name))
+            return elect_preferred(part, snap, out);
+    return SF_ELECT_NONE;
 }
 
 /* Add the changes @decide wants for @t's partitions to @bt (marking @t busy if there are
@@ -230,7 +260,7 @@ static int batch_topic(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap,
             return SF_ERR_NOMEM;
         w = &bt->w[bt->n];
         memset(w, 0, sizeof(*w));
-        out = decide(part, snap, ctx, &w->st);
+        out = decide(t, part, snap, ctx, &w->st);
         if (out < 0)
             return SF_ERR_NOMEM;
         if (out == SF_ELECT_NONE)
@@ -273,9 +303,10 @@ static void batch_log(const struct cl_ctrl_batch *bt) {
                "partition(s)", bt->shrunk);
 }
 
-/* The changes @decide wants (NULL: failover) for every topic, in one batch of writes. */
-static void controller_batch(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap,
-                             decide_fn decide, const void *ctx) {
+/* The changes @decide wants (NULL: failover) for every topic, in one batch of writes; the
+ * preferred elections are logged as @why. Returns 1 if a batch is being written. */
+static int controller_batch(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap,
+                            decide_fn decide, const void *ctx, const char *why) {
     struct cl_ctrl_batch *bt = calloc(1, sizeof(*bt));
     int i, rc = bt ? SF_OK : SF_ERR_NOMEM;
     for (i = 0; rc == SF_OK && i < snap->ntopics; i++) {
@@ -289,13 +320,14 @@ static void controller_batch(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap
     }
     if (rc == SF_OK && bt->n) {
         if (decide)
-            sf_log(SF_LOG_INFO, "CONTROLLER", "leader rebalance: moving leadership of %d "
-                   "partition(s) back to their preferred replicas", bt->n);
+            sf_log(SF_LOG_INFO, "CONTROLLER", "%s: moving leadership of %d partition(s) back "
+                   "to their preferred replicas", why, bt->n);
         else
             batch_log(bt);
+        bt->listed = decide == decide_listed;
         rc = cl_ctrl_write_states(cl, bt->w, bt->n, batch_done, bt);
         if (rc == SF_OK)
-            return;
+            return 1;
     }
     if (rc != SF_OK)
         sf_log(SF_LOG_WARNING, "CONTROLLER", "cannot write new leaders now (%s); retried with "
@@ -304,6 +336,7 @@ static void controller_batch(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap
         busy_unlink(cl, bt->busy[i]);
     if (bt)
         batch_free(bt);
+    return 0;
 }
 
 void cl_controller_run(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap) {
@@ -337,7 +370,28 @@ void cl_controller_run(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap) {
         if (cl_ctrl_create_states(cl, t->name, st, n, busy_done, b) != SF_OK)
             busy_unlink(cl, b);
     }
-    controller_batch(cl, snap, NULL, NULL);
+    controller_batch(cl, snap, NULL, NULL, NULL);
+    if (cl->npref && !cl->pref_busy) {
+        cl->pref_busy = 1;
+        if (!controller_batch(cl, snap, decide_listed, cl, "preferred replica election"))
+            preferred_done(cl); /* nothing to elect */
+    }
+}
+
+static void preferred_deleted(int err, int zrc, void *arg) {
+    sf_cluster_t *cl = arg;
+    (void)err;
+    (void)zrc;
+    cl->pref_busy = 0;
+}
+
+/* The elections /admin/preferred_replica_election asked for are written: Kafka's controller
+ * deletes the znode then (a new controller finds it again if this one fails before). */
+static void preferred_done(sf_cluster_t *cl) {
+    if (!cl_alive(cl) || !cl->is_controller ||
+        sf_zk_delete(cl->zk, "/admin/preferred_replica_election", -1, preferred_deleted, cl) !=
+            SF_OK)
+        cl->pref_busy = 0;
 }
 
 /* Kafka's auto leader rebalance, every leader.imbalance.check.interval.seconds: the live
@@ -359,7 +413,7 @@ void cl_rebalance_cb(evutil_socket_t fd, short what, void *arg) {
             ids[n++] = snap->brokers[i].id;
     ids[n] = -1;
     if (n)
-        controller_batch(cl, snap, decide_preferred, ids);
+        controller_batch(cl, snap, decide_rebalance, ids, "leader rebalance");
     free(ids);
 }
 
@@ -370,4 +424,5 @@ void cl_controller_stop(sf_cluster_t *cl) {
         b->cl = NULL; /* its completion frees it */
     }
     cl->ctrl_busy = NULL;
+    cl->pref_busy = 0;
 }

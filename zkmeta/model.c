@@ -511,6 +511,13 @@ static void read_bconfig(sf_cluster_t *cl, int which) {
     fetch(cl, K_BCONFIG, 0, which, NULL, path);
 }
 
+#define PREFERRED_PATH "/admin/preferred_replica_election"
+
+void cl_read_preferred(sf_cluster_t *cl) {
+    arm(cl, &cl->pref_node, K_PREFERRED, -1, NULL, PREFERRED_PATH);
+    fetch(cl, K_PREFERRED, 0, -1, NULL, PREFERRED_PATH);
+}
+
 void cl_read_controller(sf_cluster_t *cl) {
     arm(cl, &cl->ctrl_node, K_CONTROLLER, -1, NULL, "/controller");
     fetch(cl, K_CONTROLLER, 0, -1, NULL, "/controller");
@@ -582,6 +589,7 @@ void cl_sync_all(sf_cluster_t *cl) {
         }
     }
     cl_read_controller(cl);
+    cl_read_preferred(cl);
 }
 
 static void apply_ids(sf_cluster_t *cl, char *const *children, int n) {
@@ -911,6 +919,20 @@ static void model_data_cb(int err, int zrc, const char *data, int len, const sf_
         }
         break;
     }
+    case K_PREFERRED: {
+        sf_znode_tp_t *v = NULL;
+        int n = 0;
+        if (err != SF_OK && err != SF_ERR_NOTFOUND)
+            break;
+        if (err == SF_OK && sf_znode_preferred_decode(data, (size_t)len, &v, &n) != SF_OK)
+            sf_log(SF_LOG_WARNING, "ZK", "ignoring malformed " PREFERRED_PATH);
+        sf_znode_tps_free(cl->pref, cl->npref);
+        cl->pref = v;
+        cl->npref = n;
+        if (n)
+            cl_schedule_rebuild(cl); /* the controller acts on it */
+        break;
+    }
     case K_CEPOCH: {
         int32_t e;
         if (err == SF_OK && sf_znode_epoch_decode(data, (size_t)len, &e) == SF_OK) {
@@ -951,6 +973,7 @@ static void model_watch_cb(sf_zk_t *zk, int event, const char *path, void *arg) 
     case K_TOPICS: node = &cl->topics_node; break;
     case K_DELETES: node = &cl->deletes_node; break;
     case K_CONTROLLER: node = &cl->ctrl_node; break;
+    case K_PREFERRED: node = &cl->pref_node; break;
     case K_BROKER:
         if ((b = find_broker(cl, k->id)))
             node = &b->node;
@@ -988,6 +1011,7 @@ static void model_watch_cb(sf_zk_t *zk, int event, const char *path, void *arg) 
     case K_TOPICS:
     case K_DELETES: read_children(cl, k->kind); break;
     case K_CONTROLLER: cl_read_controller(cl); break;
+    case K_PREFERRED: cl_read_preferred(cl); break;
     /* Created, changed or deleted: read it again (which also watches it again, for creation
      * when it is gone). */
     case K_BCONFIG: read_bconfig(cl, k->id); break;

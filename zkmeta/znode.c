@@ -537,6 +537,51 @@ int sf_znode_controller_decode(const char *json, size_t len, int32_t *broker_id)
     return rc;
 }
 
+void sf_znode_tps_free(sf_znode_tp_t *v, int n) {
+    int i;
+    for (i = 0; v && i < n; i++)
+        free(v[i].topic);
+    free(v);
+}
+
+int sf_znode_preferred_decode(const char *json, size_t len, sf_znode_tp_t **out, int *n) {
+    json_t *o = load(json, len), *a, *e;
+    size_t i, cnt;
+    sf_znode_tp_t *v = NULL;
+    *out = NULL;
+    *n = 0;
+    if (!o || check_version(o) || !(a = json_object_get(o, "partitions")) || !json_is_array(a))
+        goto bad;
+    cnt = json_array_size(a);
+    if (cnt && !(v = calloc(cnt, sizeof(*v)))) {
+        json_decref(o);
+        return SF_ERR_NOMEM;
+    }
+    json_array_foreach(a, i, e) {
+        json_t *t = json_is_object(e) ? json_object_get(e, "topic") : NULL;
+        json_int_t p;
+        if (!t || !json_is_string(t) || !sf_znode_topic_name_valid(json_string_value(t)) ||
+            get_int(e, "partition", 0, INT32_MAX, &p))
+            goto bad;
+        if (!(v[i].topic = strdup(json_string_value(t)))) {
+            sf_znode_tps_free(v, (int)i);
+            json_decref(o);
+            return SF_ERR_NOMEM;
+        }
+        v[i].partition = (int32_t)p;
+        *n = (int)i + 1;
+    }
+    json_decref(o);
+    *out = v;
+    return SF_OK;
+bad:
+    sf_znode_tps_free(v, *n);
+    *n = 0;
+    if (o)
+        json_decref(o);
+    return SF_ERR_MALFORMED;
+}
+
 int sf_znode_epoch_decode(const char *data, size_t len, int32_t *epoch) {
     int64_t v = 0;
     size_t i;

@@ -69,6 +69,15 @@ char *sf_znode_config_change_encode(const char *entity_path);
 char *sf_znode_controller_encode(int32_t broker_id, int64_t timestamp_ms);
 int sf_znode_controller_decode(const char *json, size_t len, int32_t *broker_id);
 
+/* /admin/preferred_replica_election: {"version":1,"partitions":[{"topic":..,"partition":..}]},
+ * as Kafka's tools write it. @out: malloc'd (free with sf_znode_tps_free), NULL when empty. */
+typedef struct sf_znode_tp {
+    char *topic;
+    int32_t partition;
+} sf_znode_tp_t;
+int sf_znode_preferred_decode(const char *json, size_t len, sf_znode_tp_t **out, int *n);
+void sf_znode_tps_free(sf_znode_tp_t *v, int n);
+
 /* /controller_epoch: a decimal integer >= 0. */
 int sf_znode_epoch_decode(const char *data, size_t len, int32_t *epoch);
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Three brokers, a topic with 6 partitions, replication factor 3 and min.insync.replicas 2:
 # followers copy their leaders (the ISR is all three), a producer with acks=all streams
-# numbered records while the leader of partition 0 is killed with kill -9 and restarted, and
-# every acknowledged record is read back at its acknowledged offset, in order. A follower
-# stopped with SIGSTOP leaves the ISRs it is in once replica.lag.time.max.ms passes, and comes
-# back after SIGCONT; the restarted broker truncates what it had that the new leader has not
-# and rejoins every ISR.
+# numbered records while the leader of partition 0 is killed with kill -9 and restarted five
+# times, then the controller, and every acknowledged record is read back at its acknowledged
+# offset, in order. A restarted broker truncates what it had that the new leader has not and
+# rejoins every ISR. A follower stopped with SIGSTOP leaves the ISRs it is in once
+# replica.lag.time.max.ms passes, and comes back after SIGCONT.
 . "$(dirname "$0")/lib.sh"
 need_py confluent_kafka
 start_cluster min.insync.replicas=2
@@ -19,16 +19,24 @@ count() { wc -l <"$ACKED"; }
 more_acks 10000
 state wait-isr 3 30 || fail "a follower fell out of the ISR under load"
 
-# kill -9 the leader of partition 0, then bring it back.
-victim=$(name_of "$(state leader 0)")
-kill9_broker "$victim"
-at_kill=$(count)
-log "killed $victim (leader of partition 0) after $at_kill acknowledgements"
-state wait-leader-not "${SF_BROKER_ID[$victim]}" 30 || fail "leadership did not move off $victim"
-more_acks 10000
-start_broker "$victim"
-state wait-isr 3 60 || fail "$victim did not rejoin the ISRs"
-grep -q 'truncating to offset' "$(broker_log "$victim")" && log "$victim truncated its log"
+# kill -9 the leader of partition 0 five times in a row, bringing it back each time, and then
+# the controller.
+controller() { "$PY" failover.py "127.0.0.1:$ZK_PORT" controller; }
+for round in 1 2 3 4 5 6; do
+    if ((round < 6)); then
+        victim=$(name_of "$(state leader 0)") what="leader of partition 0"
+    else
+        victim=$(name_of "$(controller)") what="the controller"
+    fi
+    kill9_broker "$victim"
+    log "round $round: killed $victim ($what) after $(count) acknowledgements"
+    state wait-leader-not "${SF_BROKER_ID[$victim]}" 30 || fail "leadership did not move off $victim"
+    more_acks 5000
+    start_broker "$victim"
+    state wait-isr 3 60 || fail "$victim did not rejoin the ISRs"
+    more_acks 2000
+done
+grep -q 'truncating to offset' "$SF_TMP"/b*/streamflowd.log && log "a restarted broker truncated its log"
 
 # SIGSTOP a follower of partition 0 past replica.lag.time.max.ms: it leaves the ISRs.
 lead=$(state leader 0)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Preferred leaders: after a broker is killed and comes back, the partitions it was the
 # preferred replica of stay led by others (auto.leader.rebalance.enable=false) until
-# ElectLeaders asks for preferred elections; Kafka's per-partition answers (none needed,
+# ElectLeaders asks for preferred elections, or /admin/preferred_replica_election lists them
+# (then the controller deletes it); Kafka's per-partition answers (none needed,
 # preferred replica not available, unknown partition, NOT_CONTROLLER away from the
 # controller) in versions 0 to 2, and unclean elections (type 1) of partitions with a live
 # leader need none. Then the brokers restart with the automatic rebalance on, and the
@@ -44,6 +45,24 @@ done
 expect_result "$out" 99 3 # UNKNOWN_TOPIC_OR_PARTITION
 [[ -z $(state not-preferred) ]] || fail "partitions still not led by their preferred replica"
 log "ElectLeaders v0 moved $moved back"
+
+# Kafka's tools' way: the controller elects what /admin/preferred_replica_election lists, then
+# deletes it.
+kill9_broker "b$victim"
+state wait-leader-not "$victim" 30 || fail "leadership did not move off b$victim"
+start_broker "b$victim"
+state wait-isr 3 60 || fail "b$victim did not rejoin the ISRs"
+moved=$(state not-preferred)
+[[ -n $moved ]] || fail "no partition was left led by another broker"
+list= sep=
+for p in $moved; do list+=$sep'{"topic":"pl","partition":'$p'}' sep=,; done
+"$PY" zkq.py "127.0.0.1:$ZK_PORT" create /streamflow/admin/preferred_replica_election \
+    "{\"version\":1,\"partitions\":[$list]}" || fail "writing /admin/preferred_replica_election"
+state wait-preferred 30 || fail "the listed partitions did not get their preferred leaders"
+wait_until 30 "/admin/preferred_replica_election to be deleted" \
+    bash -c "! '$PY' zkq.py 127.0.0.1:$ZK_PORT exists /streamflow/admin/preferred_replica_election"
+log "/admin/preferred_replica_election moved $moved back"
+ctrl=$(controller) || fail "no controller"
 
 out=$(el "$ctrl" 2 0 all) || fail "ElectLeaders v2 (all)"
 [[ $out == "top 0" ]] || fail "a null list with nothing to elect answered: $out"

@@ -7,6 +7,7 @@ Speaks the ZooKeeper client protocol (jute) directly:
     zkq.py HOST:PORT stat PATH           print the node's Stat as JSON; exit 2 if absent
     zkq.py HOST:PORT children PATH       print the children, one per line; exit 2 if absent
     zkq.py HOST:PORT exists PATH         exit 0 if the node exists, 2 if not
+    zkq.py HOST:PORT create PATH DATA    create a persistent node (open ACL) holding DATA
 Exit 1 on a connection or protocol error.
 """
 import json
@@ -15,6 +16,7 @@ import struct
 import sys
 import time
 
+OP_CREATE = 1
 OP_EXISTS = 3
 OP_GETDATA = 4
 OP_SETDATA = 5
@@ -107,6 +109,12 @@ class Session:
                       struct.pack(">i", version))
         return self._stat(b, 0)
 
+    def create(self, path, data):
+        """A persistent node with the open ACL (world:anyone, all permissions)."""
+        acl = struct.pack(">ii", 1, 31) + _string("world") + _string("anyone")
+        self.call(OP_CREATE, _string(path) + struct.pack(">i", len(data)) + data + acl +
+                  struct.pack(">i", 0))
+
     def exists(self, path):
         try:
             b = self.call(OP_EXISTS, _string(path) + b"\0")
@@ -170,6 +178,8 @@ def main(argv):
             elif cmd == "children":
                 for c in zk.children(path):
                     print(c)
+            elif cmd == "create" and len(argv) > 4:
+                zk.create(path, argv[4].encode())
             elif cmd == "exists":
                 if zk.exists(path) is None:
                     raise NoNode()

@@ -266,6 +266,38 @@ START_TEST(test_controller_epoch_id_golden) {
 }
 END_TEST
 
+/* /admin/preferred_replica_election as Kafka's tools write it, and what is refused. */
+START_TEST(test_preferred_election_golden) {
+    static const char *bad[] = {
+        "{\"version\":1}", "{\"partitions\":[]}", "{\"version\":1,\"partitions\":{}}",
+        "{\"version\":1,\"partitions\":[{\"topic\":\"t\"}]}",
+        "{\"version\":1,\"partitions\":[{\"topic\":\"t\",\"partition\":-1}]}",
+        "{\"version\":1,\"partitions\":[{\"topic\":\"a/b\",\"partition\":0}]}",
+        "{\"version\":1,\"partitions\":[7]}", "not json"};
+    sf_znode_tp_t *v;
+    int n, i;
+    ck_assert_int_eq(sf_znode_preferred_decode(S("{\"version\":1,\"partitions\":[{\"topic\":"
+                                                 "\"orders\",\"partition\":3},{\"topic\":\"a\","
+                                                 "\"partition\":0}]}"), &v, &n),
+                     SF_OK);
+    ck_assert_int_eq(n, 2);
+    ck_assert_str_eq(v[0].topic, "orders");
+    ck_assert_int_eq(v[0].partition, 3);
+    ck_assert_str_eq(v[1].topic, "a");
+    sf_znode_tps_free(v, n);
+    ck_assert_int_eq(sf_znode_preferred_decode(S("{\"version\":1,\"partitions\":[]}"), &v, &n),
+                     SF_OK);
+    ck_assert_int_eq(n, 0);
+    ck_assert_ptr_null(v);
+    for (i = 0; i < (int)(sizeof(bad) / sizeof(bad[0])); i++) {
+        ck_assert_int_eq(sf_znode_preferred_decode(bad[i], strlen(bad[i]), &v, &n),
+                         SF_ERR_MALFORMED);
+        ck_assert_ptr_null(v);
+        ck_assert_int_eq(n, 0);
+    }
+}
+END_TEST
+
 START_TEST(test_uuid) {
     uint8_t u[16], v[16];
     char s[23];
@@ -987,6 +1019,7 @@ static Suite *cluster_suite(void) {
     tcase_add_test(core, test_config_golden);
     tcase_add_test(core, test_broker_configs);
     tcase_add_test(core, test_controller_epoch_id_golden);
+    tcase_add_test(core, test_preferred_election_golden);
     tcase_add_test(core, test_uuid);
     tcase_add_test(core, test_assign_kafka_vector);
     tcase_add_test(core, test_assign_random_spreads);
