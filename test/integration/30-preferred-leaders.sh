@@ -19,17 +19,22 @@ el() { "$PY" elect_leaders.py "127.0.0.1:${SF_BROKER_PORT[b$1]}" "$2" "$3" "$4";
 expect_result() {
     grep -qx "pl $2 $3" <<<"$1" || fail "partition $2: expected error $3, got: $(tr '\n' ';' <<<"$1")"
 }
+# bounce ID: kill -9 broker ID, and start it again once the others lead its partitions; sets
+# moved, the partitions then not led by their preferred replica.
+bounce() {
+    kill9_broker "b$1"
+    state wait-leader-not "$1" 30 || fail "leadership did not move off b$1"
+    start_broker "b$1"
+    state wait-isr 3 60 || fail "b$1 did not rejoin the ISRs"
+    moved=$(state not-preferred)
+    [[ -n $moved ]] || fail "no partition was left led by another broker"
+}
 create_topic pl 6 3
 state wait-preferred 10 || fail "new partitions are not led by their preferred replicas"
 
 # The preferred leader of partition 0 dies and comes back: its partitions stay moved.
 victim=$(state leader 0)
-kill9_broker "b$victim"
-state wait-leader-not "$victim" 30 || fail "leadership did not move off b$victim"
-start_broker "b$victim"
-state wait-isr 3 60 || fail "b$victim did not rejoin the ISRs"
-moved=$(state not-preferred)
-[[ -n $moved ]] || fail "no partition was left led by another broker"
+bounce "$victim"
 log "partitions not led by their preferred replica: $moved"
 
 ctrl=$(controller) || fail "no controller"
@@ -48,12 +53,7 @@ log "ElectLeaders v0 moved $moved back"
 
 # Kafka's tools' way: the controller elects what /admin/preferred_replica_election lists, then
 # deletes it.
-kill9_broker "b$victim"
-state wait-leader-not "$victim" 30 || fail "leadership did not move off b$victim"
-start_broker "b$victim"
-state wait-isr 3 60 || fail "b$victim did not rejoin the ISRs"
-moved=$(state not-preferred)
-[[ -n $moved ]] || fail "no partition was left led by another broker"
+bounce "$victim"
 list= sep=
 for p in $moved; do list+=$sep'{"topic":"pl","partition":'$p'}' sep=,; done
 "$PY" zkq.py "127.0.0.1:$ZK_PORT" create /streamflow/admin/preferred_replica_election \
