@@ -52,6 +52,7 @@ static void elect_one(sf_kstate_op_t *op, const sf_cluster_snapshot_t *snap,
         out = sf_elect_failover(part, snap, 1, &st);
         if (out == SF_ELECT_NONE || out == SF_ELECT_SHRINK) {
             free(st.isr);
+            st.isr = NULL;
             out = SF_ELECT_OFFLINE;
         }
     }
@@ -83,7 +84,7 @@ static int elect_topic(sf_kreq_t *kr, sf_kstate_op_t *op, const sf_cluster_snaps
                        int8_t type, int is_controller, sf_slice_t name, const int32_t *parts,
                        int n, elect_rt_t *rt) {
     const char *topic = sf_kreq_str(kr, name);
-    const sf_cluster_topic_t *t = topic ? sf_cluster_snapshot_topic(snap, topic) : NULL;
+    const sf_cluster_topic_t *t = topic && snap ? sf_cluster_snapshot_topic(snap, topic) : NULL;
     int i;
     sf_proto_ElectLeadersResponse_ReplicaElectionResult_init(rt);
     rt->Topic = name;
