@@ -69,10 +69,22 @@ out=$(el "$ctrl" 2 0 all) || fail "ElectLeaders v2 (all)"
 out=$(el "$ctrl" 1 1 pl:2) || fail "ElectLeaders v1 (unclean)"
 expect_result "$out" 2 84 # ELECTION_NOT_NEEDED: the leader is live
 
-# A preferred replica that is down cannot be elected.
+# A preferred replica that is down cannot be elected; nor can anyone lead a partition whose
+# only replica is down, even in an unclean election.
 down=$(( ctrl % 3 + 1 ))
+"$PY" - "$ALL" "$down" <<'PY' || fail "creating topic one"
+import sys
+from confluent_kafka.admin import AdminClient, NewTopic
+a = AdminClient({"bootstrap.servers": sys.argv[1], "broker.address.family": "v4"})
+a.create_topics([NewTopic("one", 1, replica_assignment=[[int(sys.argv[2])]])])["one"].result(30)
+PY
+"$PY" cluster_state.py "127.0.0.1:$ZK_PORT" one wait-isr 1 30 || fail "topic one has no leader"
 kill9_broker "b$down"
 state wait-leader-not "$down" 30 || fail "leadership did not move off b$down"
+wait_until 30 "topic one offline" \
+    bash -c "'$PY' cluster_state.py 127.0.0.1:$ZK_PORT one show | grep -q '^0 -1 '"
+out=$(el "$ctrl" 1 1 one:0) || fail "ElectLeaders v1 (unclean, offline)"
+grep -qx "one 0 83" <<<"$out" || fail "an offline partition's unclean election answered: $out"
 p=$("$PY" - "127.0.0.1:$ZK_PORT" "$down" <<'PY'
 import sys
 from cluster_state import preferred
