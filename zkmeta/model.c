@@ -370,10 +370,10 @@ void cl_rebuild_cb(evutil_socket_t fd, short what, void *arg) {
 }
 
 /* The controller wrote the partition states w[idx[0..n-1]] (those with err SF_OK, at
- * new_version): its
- * own snapshot shows them at once, so a request that follows the answer (a leader's next ISR
- * change) is checked against what was written, not against the state before it. The watches
- * bring the same states back later; the callbacks hear of them at the next rebuild. */
+ * new_version): its own snapshot shows them at once, so a request that follows the answer (a
+ * leader's next ISR change) is checked against what was written, not against the state
+ * before it. The watches bring the same states back later; the callbacks hear of them at the
+ * next rebuild. */
 void cl_model_wrote_states(sf_cluster_t *cl, const sf_cluster_state_write_t *w, const int *idx,
                            int n) {
     sf_cluster_snapshot_t *snap, *old;
