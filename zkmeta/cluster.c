@@ -325,6 +325,7 @@ void cl_destroy(sf_cluster_t *cl) {
         free(cl->deleting[i]);
     free(cl->deleting);
     sf_znode_tps_free(cl->pref, cl->npref);
+    sf_znode_tps_free(cl->reassign, cl->nreassign);
     sf_cluster_snapshot_unref(cl->current);
     free(cl->cluster_id);
     free_options(cl);

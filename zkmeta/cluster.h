@@ -17,6 +17,10 @@
  *   /config/changes/config_change_<seq>      {"version":2,"entity_path":"brokers/<id>"}:
  *                                             Kafka's change notifications (PERSISTENT_SEQUENTIAL)
  *   /admin/delete_topics/<t>
+ *   /admin/preferred_replica_election, /admin/reassign_partitions   Kafka's admin requests,
+ *                                             carried out by the controller
+ * The topic znode also holds "adding_replicas" / "removing_replicas" while a reassignment is
+ * under way (Kafka's layout; see sf_cluster_reassign).
  *
  * Threading: everything runs on the event loop thread, except that snapshots are immutable and
  * reference counted (atomically), so they may be handed to and read from any thread.
@@ -210,5 +214,31 @@ typedef struct sf_cluster_state_write {
  * result), SF_ERR_STATE (deposed meanwhile: nothing more was written), SF_ERR_IO. */
 int sf_cluster_alter_isr(sf_cluster_t *cl, sf_cluster_state_write_t *w, int n,
                          sf_cluster_done_cb done, void *arg);
+
+/* ---- Partition reassignments (the controller only; KIP-455) ---- */
+
+/* One partition to move for sf_cluster_reassign. */
+typedef struct sf_cluster_reassignment {
+    const char *topic;       /* borrowed until the completion */
+    int32_t partition;
+    const int32_t *replicas; /* the target (borrowed until the completion); NULL: cancel */
+    int nreplicas;
+    /* result: SF_OK (the reassignment is under way, or cancelled, or there was none to
+     * cancel), SF_ERR_NOTFOUND (no such partition), SF_ERR_INVALID (a target
+     * sf_reassign_start refuses), SF_ERR_STATE (deposed) or SF_ERR_IO */
+    int err;
+} sf_cluster_reassignment_t;
+
+/* Start (or cancel) the reassignments @r (@n of them, borrowed until @done): each topic's
+ * znode is read, its partitions' replica sets and "adding_replicas" / "removing_replicas"
+ * rewritten (reassign_rules.h), and written back versioned behind the /controller_epoch
+ * fence. The controller then finishes each one once its target replicas are in the ISR: the
+ * leadership moves if the leader is not in the target, and the state and the topic znode are
+ * written together; brokers no longer among a partition's replicas delete their copy.
+ * Synchronous errors (@done not called): SF_ERR_STATE (not the controller), SF_ERR_INVALID
+ * (@n < 1), SF_ERR_NOMEM. Asynchronous: SF_OK (each item has its result), SF_ERR_STATE
+ * (deposed meanwhile), SF_ERR_IO. */
+int sf_cluster_reassign(sf_cluster_t *cl, sf_cluster_reassignment_t *r, int n,
+                        sf_cluster_done_cb done, void *arg);
 
 #endif

@@ -21,7 +21,7 @@
 
 /* What a watch or a read is about. */
 enum { K_IDS = 1, K_TOPICS, K_BROKER, K_TOPIC, K_PSTATE, K_CONFIG, K_CONTROLLER, K_CEPOCH, K_REG,
-       K_DELETES, K_BCONFIG, K_PREFERRED };
+       K_DELETES, K_BCONFIG, K_PREFERRED, K_REASSIGN };
 
 /* The dynamic broker config znodes the model watches (the id of a K_BCONFIG key). */
 enum { CL_BCFG_BROKER = 0, /* /config/brokers/<this broker's id> */
@@ -63,6 +63,7 @@ struct cl_topic {
     struct cl_node node, cfg;
     int have, seen;
     uint8_t topic_id[16];
+    int32_t version; /* of the topic znode */
     struct cl_part *parts;
     int nparts;
     sf_cluster_config_entry_t *configs;
@@ -134,6 +135,10 @@ struct sf_cluster {
     sf_znode_tp_t *pref; /* /admin/preferred_replica_election, for the controller */
     int npref;
     int pref_busy;       /* the controller's elections for it are being written */
+    struct cl_node reassign_node;
+    sf_znode_tp_t *reassign; /* /admin/reassign_partitions, for the controller */
+    int nreassign;
+    int reassign_busy;       /* the controller is starting or pruning them */
     struct cl_broker **brokers;
     int nbrokers, capbrokers;
     struct cl_topic **buckets;
@@ -172,6 +177,7 @@ void cl_model_wrote_states(sf_cluster_t *cl, const sf_cluster_state_write_t *w, 
 void cl_rebuild_cb(evutil_socket_t fd, short what, void *arg);
 void cl_read_controller(sf_cluster_t *cl);
 void cl_read_preferred(sf_cluster_t *cl);
+void cl_read_reassign(sf_cluster_t *cl);
 void cl_broker_free(struct cl_broker *b);
 void cl_topic_free(struct cl_topic *t);
 void cl_path_broker(char *buf, size_t n, int32_t id);
@@ -204,6 +210,16 @@ void cl_controller_run(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap);
 void cl_rebalance_cb(evutil_socket_t fd, short what, void *arg);
 /* Forget the writes in flight (no longer the controller, or freeing). */
 void cl_controller_stop(sf_cluster_t *cl);
+
+/* reassign.c: the controller's reassignment writes. cl_reassign_finish_topic writes @t's
+ * finished reassignments (@st: the new states from sf_reassign_finish, @n of them, owned)
+ * with the topic znode in one multi-op; @done as for cl_ctrl_write_states (straight from the
+ * completion). cl_reassign_listed starts what /admin/reassign_partitions asks for and prunes
+ * the entries that are done or cannot be done. */
+int cl_reassign_finish_topic(sf_cluster_t *cl, const sf_cluster_topic_t *t,
+                             sf_cluster_partition_t *st, int n, cl_states_done_cb done,
+                             void *arg);
+void cl_reassign_listed(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap);
 
 /* registration.c */
 void cl_setup_start(sf_cluster_t *cl);

@@ -4,7 +4,8 @@
  * Kafka does at creation), moves leadership off brokers that left and drops them from ISRs
  * (election_rules.h; all such changes in one batch of versioned writes), and purges the topics
  * whose deletion was requested. With auto.leader.rebalance.enable it also gives partitions
- * back to their preferred replicas on a timer (cl_rebalance_cb). At most one write per topic
+ * back to their preferred replicas on a timer (cl_rebalance_cb), and it finishes partition
+ * reassignments whose new replicas have caught up (reassign.c). At most one write per topic
  * is in flight, so no two writes come from one stale snapshot; the next snapshot shows their
  * outcome. */
 #include "cluster_int.h"
@@ -17,6 +18,7 @@
 #include "election_rules.h"
 #include "err.h"
 #include "logging.h"
+#include "reassign_rules.h"
 
 /* A topic with a controller write in flight. Orphaned (cl NULL) when the controllership ends
  * before the write completes; the completion then only frees it. */
@@ -339,6 +341,32 @@ static int controller_batch(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap,
     return 0;
 }
 
+/* Finish @t's reassignments whose target replicas are all in the ISR (reassign_rules.h). */
+static void finish_reassignments(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap,
+                                 const sf_cluster_topic_t *t) {
+    sf_cluster_partition_t *st = NULL;
+    struct cl_ctrl_busy *b;
+    int p, n = 0, rc = 0;
+    if (busy_find(cl, t->name) || sf_cluster_snapshot_deleting(snap, t->name))
+        return;
+    for (p = 0; p < t->npartitions && rc >= 0; p++) {
+        if (!sf_cluster_partition_reassigning(&t->partitions[p]))
+            continue;
+        if (!st && !(st = calloc((size_t)(t->npartitions - p), sizeof(*st))))
+            return;
+        if ((rc = sf_reassign_finish(&t->partitions[p], snap, &st[n])) == 1)
+            n++;
+    }
+    if (rc >= 0 && n && (b = busy_add(cl, t->name))) {
+        if (cl_reassign_finish_topic(cl, t, st, n, busy_done, b) != SF_OK)
+            busy_unlink(cl, b);
+        return; /* @st is the write's now */
+    }
+    for (p = 0; p < n; p++)
+        sf_cluster_partition_clear(&st[p]);
+    free(st);
+}
+
 void cl_controller_run(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap) {
     int i, n;
     if (!cl->is_controller || cl->ctrl_epoch_version < 0 || !cl_alive(cl))
@@ -371,6 +399,9 @@ void cl_controller_run(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap) {
             busy_unlink(cl, b);
     }
     controller_batch(cl, snap, NULL, NULL, NULL);
+    for (i = 0; i < snap->ntopics; i++)
+        finish_reassignments(cl, snap, snap->topics[i]);
+    cl_reassign_listed(cl, snap);
     if (cl->npref && !cl->pref_busy) {
         cl->pref_busy = 1;
         if (!controller_batch(cl, snap, decide_listed, cl, "preferred replica election"))

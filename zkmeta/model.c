@@ -196,6 +196,7 @@ static int copy_topic(sf_cluster_topic_t *dst, const struct cl_topic *t) {
     if (!(dst->name = strdup(t->name)))
         return SF_ERR_NOMEM;
     memcpy(dst->topic_id, t->topic_id, 16);
+    dst->znode_version = t->version;
     if (t->nparts) {
         dst->partitions = calloc((size_t)t->nparts, sizeof(*dst->partitions));
         if (!dst->partitions)
@@ -209,9 +210,13 @@ static int copy_topic(sf_cluster_topic_t *dst, const struct cl_topic *t) {
             p->leader_epoch = src->have ? src->p.leader_epoch : -1;
             p->controller_epoch = src->have ? src->p.controller_epoch : -1;
             p->state_version = src->have ? src->p.state_version : -1;
-            if (copy_ints(src->p.replicas, src->p.nreplicas, &p->replicas))
+            if (copy_ints(src->p.replicas, src->p.nreplicas, &p->replicas) ||
+                copy_ints(src->p.adding, src->p.nadding, &p->adding) ||
+                copy_ints(src->p.removing, src->p.nremoving, &p->removing))
                 return SF_ERR_NOMEM;
             p->nreplicas = src->p.nreplicas;
+            p->nadding = src->p.nadding;
+            p->nremoving = src->p.nremoving;
             if (src->have) {
                 if (copy_ints(src->p.isr, src->p.nisr, &p->isr))
                     return SF_ERR_NOMEM;
@@ -518,6 +523,13 @@ void cl_read_preferred(sf_cluster_t *cl) {
     fetch(cl, K_PREFERRED, 0, -1, NULL, PREFERRED_PATH);
 }
 
+#define REASSIGN_PATH "/admin/reassign_partitions"
+
+void cl_read_reassign(sf_cluster_t *cl) {
+    arm(cl, &cl->reassign_node, K_REASSIGN, -1, NULL, REASSIGN_PATH);
+    fetch(cl, K_REASSIGN, 0, -1, NULL, REASSIGN_PATH);
+}
+
 void cl_read_controller(sf_cluster_t *cl) {
     arm(cl, &cl->ctrl_node, K_CONTROLLER, -1, NULL, "/controller");
     fetch(cl, K_CONTROLLER, 0, -1, NULL, "/controller");
@@ -590,6 +602,7 @@ void cl_sync_all(sf_cluster_t *cl) {
     }
     cl_read_controller(cl);
     cl_read_preferred(cl);
+    cl_read_reassign(cl);
 }
 
 static void apply_ids(sf_cluster_t *cl, char *const *children, int n) {
@@ -747,11 +760,18 @@ static int apply_topic(sf_cluster_t *cl, struct cl_topic *t, sf_cluster_topic_t 
         t->nparts = dec->npartitions;
     }
     for (i = 0; i < t->nparts; i++) {
-        free(t->parts[i].p.replicas);
-        t->parts[i].p.replicas = dec->partitions[i].replicas;
-        t->parts[i].p.nreplicas = dec->partitions[i].nreplicas;
-        dec->partitions[i].replicas = NULL;
-        dec->partitions[i].nreplicas = 0;
+        sf_cluster_partition_t *p = &t->parts[i].p, *d = &dec->partitions[i];
+        free(p->replicas);
+        free(p->adding);
+        free(p->removing);
+        p->replicas = d->replicas;
+        p->nreplicas = d->nreplicas;
+        p->adding = d->adding;
+        p->nadding = d->nadding;
+        p->removing = d->removing;
+        p->nremoving = d->nremoving;
+        d->replicas = d->adding = d->removing = NULL;
+        d->nreplicas = d->nadding = d->nremoving = 0;
     }
     memcpy(t->topic_id, dec->topic_id, 16);
     return SF_OK;
@@ -813,6 +833,7 @@ static void model_data_cb(int err, int zrc, const char *data, int len, const sf_
         } else if (sf_znode_topic_decode(data, (size_t)len, &dec) == SF_OK) {
             if (apply_topic(cl, t, &dec) == SF_OK) {
                 t->have = 1;
+                t->version = stat ? stat->version : -1;
                 /* Heal: (re)read the partition states and the config nobody watches. */
                 for (p = 0; p < t->nparts; p++)
                     if (!t->parts[p].node.armed)
@@ -919,16 +940,20 @@ static void model_data_cb(int err, int zrc, const char *data, int len, const sf_
         }
         break;
     }
-    case K_PREFERRED: {
-        sf_znode_tp_t *v = NULL;
-        int n = 0;
+    case K_PREFERRED:
+    case K_REASSIGN: {
+        int pref = k->kind == K_PREFERRED;
+        sf_znode_tp_t *v = NULL, **list = pref ? &cl->pref : &cl->reassign;
+        int n = 0, *count = pref ? &cl->npref : &cl->nreassign;
         if (err != SF_OK && err != SF_ERR_NOTFOUND)
             break;
-        if (err == SF_OK && sf_znode_preferred_decode(data, (size_t)len, &v, &n) != SF_OK)
-            sf_log(SF_LOG_WARNING, "ZK", "ignoring malformed " PREFERRED_PATH);
-        sf_znode_tps_free(cl->pref, cl->npref);
-        cl->pref = v;
-        cl->npref = n;
+        if (err == SF_OK && (pref ? sf_znode_preferred_decode(data, (size_t)len, &v, &n)
+                                  : sf_znode_reassign_decode(data, (size_t)len, &v, &n)) != SF_OK)
+            sf_log(SF_LOG_WARNING, "ZK", "ignoring malformed %s",
+                   pref ? PREFERRED_PATH : REASSIGN_PATH);
+        sf_znode_tps_free(*list, *count);
+        *list = v;
+        *count = n;
         if (n)
             cl_schedule_rebuild(cl); /* the controller acts on it */
         break;
@@ -974,6 +999,7 @@ static void model_watch_cb(sf_zk_t *zk, int event, const char *path, void *arg) 
     case K_DELETES: node = &cl->deletes_node; break;
     case K_CONTROLLER: node = &cl->ctrl_node; break;
     case K_PREFERRED: node = &cl->pref_node; break;
+    case K_REASSIGN: node = &cl->reassign_node; break;
     case K_BROKER:
         if ((b = find_broker(cl, k->id)))
             node = &b->node;
@@ -1012,6 +1038,7 @@ static void model_watch_cb(sf_zk_t *zk, int event, const char *path, void *arg) 
     case K_DELETES: read_children(cl, k->kind); break;
     case K_CONTROLLER: cl_read_controller(cl); break;
     case K_PREFERRED: cl_read_preferred(cl); break;
+    case K_REASSIGN: cl_read_reassign(cl); break;
     /* Created, changed or deleted: read it again (which also watches it again, for creation
      * when it is gone). */
     case K_BCONFIG: read_bconfig(cl, k->id); break;

@@ -24,8 +24,10 @@ void sf_cluster_partition_clear(sf_cluster_partition_t *p) {
         return;
     free(p->replicas);
     free(p->isr);
-    p->replicas = p->isr = NULL;
-    p->nreplicas = p->nisr = 0;
+    free(p->adding);
+    free(p->removing);
+    p->replicas = p->isr = p->adding = p->removing = NULL;
+    p->nreplicas = p->nisr = p->nadding = p->nremoving = 0;
 }
 
 void sf_cluster_configs_free(sf_cluster_config_entry_t *configs, int n) {

@@ -39,7 +39,19 @@ typedef struct sf_cluster_partition {
     int nreplicas;
     int32_t *isr;
     int nisr;
+    /* An ongoing reassignment (KIP-455, in the topic znode): the replicas being added and
+     * those being removed (both within @replicas); NULL/0 when none. The target is @replicas
+     * without @removing. */
+    int32_t *adding;
+    int nadding;
+    int32_t *removing;
+    int nremoving;
 } sf_cluster_partition_t;
+
+/* 1 if a reassignment of the partition is under way. */
+static inline int sf_cluster_partition_reassigning(const sf_cluster_partition_t *p) {
+    return p->nadding > 0 || p->nremoving > 0;
+}
 
 typedef struct sf_cluster_config_entry {
     char *name, *value;
@@ -51,6 +63,7 @@ typedef struct sf_cluster_topic {
     uint8_t topic_id[16]; /* all zero if the znode has none */
     sf_cluster_partition_t *partitions; /* indexed by partition id: partitions[i].partition == i */
     int npartitions;
+    int32_t znode_version; /* ZooKeeper version of /brokers/topics/<t>, -1 if unknown */
     sf_cluster_config_entry_t *configs; /* sorted by name */
     int nconfigs;
 } sf_cluster_topic_t;

@@ -763,8 +763,7 @@ static void add_build(struct cl_admin *a) {
     for (p = 0; p < a->new_total; p++) {
         parts[p].partition = p;
         if (p < cur) {
-            parts[p].replicas = dec.partitions[p].replicas;
-            parts[p].nreplicas = dec.partitions[p].nreplicas;
+            parts[p] = dec.partitions[p]; /* borrowed, with any reassignment under way */
         } else {
             parts[p].replicas = assign + (size_t)(p - cur) * (size_t)rf;
             parts[p].nreplicas = rf;

@@ -276,20 +276,42 @@ err:
 
 /* ---- /brokers/topics/<t> ---- */
 
+/* Kafka's "adding_replicas" / "removing_replicas" maps: partitions with a non-empty list. */
+static json_t *reassign_map(const sf_cluster_partition_t *parts, int nparts, int removing) {
+    json_t *map = json_object();
+    char key[16];
+    int i;
+    for (i = 0; map && i < nparts; i++) {
+        const int32_t *v = removing ? parts[i].removing : parts[i].adding;
+        int n = removing ? parts[i].nremoving : parts[i].nadding;
+        snprintf(key, sizeof(key), "%d", (int)parts[i].partition);
+        if (n && json_object_set_new(map, key, int_array(v, n))) {
+            json_decref(map);
+            return NULL;
+        }
+    }
+    return map;
+}
+
 char *sf_znode_topic_encode(const uint8_t topic_id[16], const sf_cluster_partition_t *parts,
                               int nparts) {
     json_t *o = json_object(), *map = json_object();
     char id[23], key[16];
-    int i, bad = !o || !map;
+    int i, bad = !o || !map, moving = 0;
     for (i = 0; !bad && i < nparts; i++) {
         snprintf(key, sizeof(key), "%d", (int)parts[i].partition);
         bad |= json_object_set_new(map, key, int_array(parts[i].replicas, parts[i].nreplicas));
+        moving |= sf_cluster_partition_reassigning(&parts[i]);
     }
     if (!bad) {
         sf_znode_uuid_to_str(topic_id, id);
-        bad |= json_object_set_new(o, "version", json_integer(1));
+        bad |= json_object_set_new(o, "version", json_integer(moving ? 2 : 1));
         bad |= json_object_set_new(o, "topic_id", json_string(id));
         bad |= json_object_set(o, "partitions", map);
+    }
+    if (!bad && moving) {
+        bad |= json_object_set_new(o, "adding_replicas", reassign_map(parts, nparts, 0));
+        bad |= json_object_set_new(o, "removing_replicas", reassign_map(parts, nparts, 1));
     }
     json_decref(map);
     if (bad) {
@@ -311,6 +333,37 @@ int sf_znode_parse_id(const char *k, int32_t *out) {
     if (errno || *end || v > INT32_MAX)
         return SF_ERR_MALFORMED;
     *out = (int32_t)v;
+    return SF_OK;
+}
+
+/* An "adding_replicas" / "removing_replicas" map (absent or null: none) into @out's
+ * partitions; every id must be a replica of its partition. */
+static int reassign_decode(json_t *map, sf_cluster_topic_t *out, int removing) {
+    const char *key;
+    json_t *val;
+    if (!map || json_is_null(map))
+        return SF_OK;
+    if (!json_is_object(map))
+        return SF_ERR_MALFORMED;
+    json_object_foreach(map, key, val) {
+        sf_cluster_partition_t *part;
+        int32_t p, **v;
+        int *n, i, j, rc;
+        if (sf_znode_parse_id(key, &p) || p >= out->npartitions)
+            return SF_ERR_MALFORMED;
+        part = &out->partitions[p];
+        v = removing ? &part->removing : &part->adding;
+        n = removing ? &part->nremoving : &part->nadding;
+        free(*v);
+        if ((rc = get_int_array(val, SF_CLUSTER_MAX_REPLICAS, 0, v, n)) != SF_OK)
+            return rc;
+        for (i = 0; i < *n; i++) {
+            for (j = 0; j < part->nreplicas && part->replicas[j] != (*v)[i]; j++)
+                ;
+            if (j == part->nreplicas)
+                return SF_ERR_MALFORMED;
+        }
+    }
     return SF_OK;
 }
 
@@ -365,6 +418,9 @@ int sf_znode_topic_decode(const char *json, size_t len, sf_cluster_topic_t *out)
         if (part->nreplicas < 1)
             goto err;
     }
+    if ((rc = reassign_decode(json_object_get(o, "adding_replicas"), out, 0)) != SF_OK ||
+        (rc = reassign_decode(json_object_get(o, "removing_replicas"), out, 1)) != SF_OK)
+        goto err;
     json_decref(o);
     return SF_OK;
 err:
@@ -539,23 +595,29 @@ int sf_znode_controller_decode(const char *json, size_t len, int32_t *broker_id)
 
 void sf_znode_tps_free(sf_znode_tp_t *v, int n) {
     int i;
-    for (i = 0; v && i < n; i++)
+    for (i = 0; v && i < n; i++) {
         free(v[i].topic);
+        free(v[i].replicas);
+    }
     free(v);
 }
 
-int sf_znode_preferred_decode(const char *json, size_t len, sf_znode_tp_t **out, int *n) {
+/* {"version":1,"partitions":[{"topic":..,"partition":..[,"replicas":[..]]}]}: with
+ * @with_replicas every entry has its replica list. */
+static int tps_decode(const char *json, size_t len, int with_replicas, sf_znode_tp_t **out,
+                      int *n) {
     json_t *o = load(json, len), *a, *e;
     size_t i, cnt;
     sf_znode_tp_t *v = NULL;
+    int rc = SF_ERR_MALFORMED;
     *out = NULL;
     *n = 0;
     if (!o || check_version(o) || !(a = json_object_get(o, "partitions")) || !json_is_array(a))
         goto bad;
     cnt = json_array_size(a);
     if (cnt && !(v = calloc(cnt, sizeof(*v)))) {
-        json_decref(o);
-        return SF_ERR_NOMEM;
+        rc = SF_ERR_NOMEM;
+        goto bad;
     }
     json_array_foreach(a, i, e) {
         json_t *t = json_is_object(e) ? json_object_get(e, "topic") : NULL;
@@ -563,13 +625,17 @@ int sf_znode_preferred_decode(const char *json, size_t len, sf_znode_tp_t **out,
         if (!t || !json_is_string(t) || !sf_znode_topic_name_valid(json_string_value(t)) ||
             get_int(e, "partition", 0, INT32_MAX, &p))
             goto bad;
-        if (!(v[i].topic = strdup(json_string_value(t)))) {
-            sf_znode_tps_free(v, (int)i);
-            json_decref(o);
-            return SF_ERR_NOMEM;
-        }
-        v[i].partition = (int32_t)p;
         *n = (int)i + 1;
+        v[i].partition = (int32_t)p;
+        if (!(v[i].topic = strdup(json_string_value(t)))) {
+            rc = SF_ERR_NOMEM;
+            goto bad;
+        }
+        if (with_replicas &&
+            (rc = get_int_array(json_object_get(e, "replicas"), SF_CLUSTER_MAX_REPLICAS, 0,
+                                &v[i].replicas, &v[i].nreplicas)) != SF_OK)
+            goto bad;
+        rc = SF_ERR_MALFORMED;
     }
     json_decref(o);
     *out = v;
@@ -579,7 +645,36 @@ bad:
     *n = 0;
     if (o)
         json_decref(o);
-    return SF_ERR_MALFORMED;
+    return rc;
+}
+
+int sf_znode_preferred_decode(const char *json, size_t len, sf_znode_tp_t **out, int *n) {
+    return tps_decode(json, len, 0, out, n);
+}
+
+int sf_znode_reassign_decode(const char *json, size_t len, sf_znode_tp_t **out, int *n) {
+    return tps_decode(json, len, 1, out, n);
+}
+
+char *sf_znode_reassign_encode(const sf_znode_tp_t *v, int n) {
+    json_t *o = json_object(), *a = json_array();
+    int i, bad = !o || !a;
+    for (i = 0; !bad && i < n; i++) {
+        json_t *e = json_object();
+        bad |= !e || json_object_set_new(e, "topic", json_string(v[i].topic)) ||
+               json_object_set_new(e, "partition", json_integer(v[i].partition)) ||
+               json_object_set_new(e, "replicas", int_array(v[i].replicas, v[i].nreplicas)) ||
+               json_array_append(a, e);
+        json_decref(e);
+    }
+    bad |= bad || json_object_set_new(o, "version", json_integer(1)) ||
+           json_object_set(o, "partitions", a);
+    json_decref(a);
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return dump(o);
 }
 
 int sf_znode_epoch_decode(const char *data, size_t len, int32_t *epoch) {

@@ -11,6 +11,9 @@
  *   /config/brokers/<id>, /config/brokers/<default>   the same JSON (dynamic broker configs)
  *   /config/changes/config_change_<seq>      {"version":2,"entity_path":"brokers/<default>"}
  *   /admin/delete_topics/<t>
+ *   /admin/preferred_replica_election, /admin/reassign_partitions   Kafka's admin requests
+ * The topic znode carries "adding_replicas" / "removing_replicas" maps while partitions are
+ * being reassigned (Kafka's version 2 layout).
  * and the JSON codecs of those znodes, topic names and Kafka's uuids. Pure functions. */
 #ifndef SF_ZNODE_H
 #define SF_ZNODE_H
@@ -74,9 +77,16 @@ int sf_znode_controller_decode(const char *json, size_t len, int32_t *broker_id)
 typedef struct sf_znode_tp {
     char *topic;
     int32_t partition;
+    int32_t *replicas; /* /admin/reassign_partitions only */
+    int nreplicas;
 } sf_znode_tp_t;
 int sf_znode_preferred_decode(const char *json, size_t len, sf_znode_tp_t **out, int *n);
 void sf_znode_tps_free(sf_znode_tp_t *v, int n);
+
+/* /admin/reassign_partitions: {"version":1,"partitions":[{"topic":..,"partition":..,
+ * "replicas":[..]}]}, as Kafka's kafka-reassign-partitions.sh wrote it in ZooKeeper mode. */
+int sf_znode_reassign_decode(const char *json, size_t len, sf_znode_tp_t **out, int *n);
+char *sf_znode_reassign_encode(const sf_znode_tp_t *v, int n);
 
 /* /controller_epoch: a decimal integer >= 0. */
 int sf_znode_epoch_decode(const char *data, size_t len, int32_t *epoch);

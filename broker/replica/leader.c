@@ -21,8 +21,21 @@ static sf_follower_t *follower_find(sf_partition_t *part, int32_t id) {
     return NULL;
 }
 
+/* Set up slot @f for follower @id: caught up as of now, its position not known yet. */
+static void follower_init(sf_follower_t *f, int32_t id, int32_t epoch, int64_t now_ms) {
+    atomic_store(&f->id, -1); /* no fetch updates the slot while it is set up */
+    atomic_store(&f->epoch, epoch);
+    atomic_store(&f->leo, -1);
+    atomic_store(&f->caught_up_ms, now_ms);
+    atomic_store(&f->prev_leader_leo, -1);
+    atomic_store(&f->prev_fetch_ms, now_ms);
+    atomic_store(&f->pending, 0);
+    atomic_store_explicit(&f->id, id, memory_order_release);
+}
+
 void sf_leader_apply(sf_partition_t *part, const sf_cluster_partition_t *cp, int32_t self,
                      int64_t now_ms) {
+    sf_follower_t *f;
     int i, n = 0;
     if (!sf_leader_replicated(cp) || cp->leader != self) {
         atomic_store(&part->lead_epoch, -1);
@@ -34,21 +47,17 @@ void sf_leader_apply(sf_partition_t *part, const sf_cluster_partition_t *cp, int
             if (atomic_load(&part->followers[i].pending) &&
                 isr_has(cp, atomic_load(&part->followers[i].id)))
                 atomic_store(&part->followers[i].pending, 0);
+        /* Replicas added by a reassignment (same epoch) get a free slot. */
+        for (i = 0; i < cp->nreplicas; i++)
+            if (cp->replicas[i] != self && !follower_find(part, cp->replicas[i]) &&
+                (f = follower_find(part, -1)))
+                follower_init(f, cp->replicas[i], cp->leader_epoch, now_ms);
         return;
     }
     for (i = 0; i < cp->nreplicas && n < SF_PARTITION_MAX_FOLLOWERS; i++) {
-        sf_follower_t *f = &part->followers[n];
         if (cp->replicas[i] == self)
             continue;
-        atomic_store(&f->id, -1); /* no fetch updates the slot while it is set up */
-        atomic_store(&f->epoch, cp->leader_epoch);
-        atomic_store(&f->leo, -1);
-        atomic_store(&f->caught_up_ms, now_ms);
-        atomic_store(&f->prev_leader_leo, -1);
-        atomic_store(&f->prev_fetch_ms, now_ms);
-        atomic_store(&f->pending, 0);
-        atomic_store_explicit(&f->id, cp->replicas[i], memory_order_release);
-        n++;
+        follower_init(&part->followers[n++], cp->replicas[i], cp->leader_epoch, now_ms);
     }
     for (; n < SF_PARTITION_MAX_FOLLOWERS; n++)
         atomic_store(&part->followers[n].id, -1);

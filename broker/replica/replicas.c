@@ -168,15 +168,23 @@ static void partition_deleted(void *arg, const char *topic, int32_t index) {
     sf_mailbox_put(r->mb, &dm->mail);
 }
 
-/* A held partition whose topic is gone from @snap, or is there under another id. */
+static int is_replica(const sf_cluster_partition_t *part, int32_t id);
+
+/* A held partition whose topic is gone from @snap, or is there under another id, or that was
+ * reassigned away from this broker (Kafka's StopReplica with deletion). */
 static void retire_if_gone(sf_replicas_t *r, entry_t *e, void *arg) {
     const sf_cluster_topic_t *t = sf_cluster_snapshot_topic(arg, e->topic);
     if (e->state == FAILED) {
         entry_remove(r, e); /* tried again below */
         return;
     }
-    if (e->state != HELD || (t && !memcmp(t->topic_id, e->topic_id, sizeof(e->topic_id))))
+    if (e->state != HELD || (t && !memcmp(t->topic_id, e->topic_id, sizeof(e->topic_id)) &&
+                             (e->index >= t->npartitions ||
+                              is_replica(&t->partitions[e->index], r->cfg->broker_id))))
         return;
+    if (t && e->index < t->npartitions)
+        sf_log(SF_LOG_INFO, "BROKER", "%s-%d was moved to other brokers: deleting it here",
+               e->topic, (int)e->index);
     sf_partition_retire(e->p);
     sf_partition_unref(e->p);
     e->p = NULL;

@@ -9,6 +9,7 @@
 #include "zk.h"
 #include "placement.h"
 #include "election_rules.h"
+#include "reassign_rules.h"
 #include "znode.h"
 #include "err.h"
 
@@ -668,6 +669,83 @@ START_TEST(test_elect_preferred) {
 }
 END_TEST
 
+#define IDS_ARE(v, n, ...)                                                                     \
+    do {                                                                                       \
+        int32_t want_[] = {__VA_ARGS__};                                                       \
+        ck_assert_int_eq((n), (int)(sizeof(want_) / sizeof(want_[0])));                        \
+        ck_assert_mem_eq((v), want_, sizeof(want_));                                           \
+    } while (0)
+
+/* Moving {1,2,3} to {2,3,4}: the replica set grows, 4 is added and 1 removed; the topic znode
+ * carries both in Kafka's maps; cancelling goes back to the original three. */
+START_TEST(test_reassign_start) {
+    int32_t r[] = {1, 2, 3}, isr[] = {1, 2, 3}, to[] = {2, 3, 4}, bad[] = {2, 2};
+    sf_cluster_partition_t p = mkpart(r, 3, 1, 4, isr, 3), out, back;
+    sf_cluster_topic_t t;
+    uint8_t id[16] = {1};
+    char *s;
+    ck_assert_int_eq(sf_reassign_start(&p, to, 3, &out), SF_OK);
+    IDS_ARE(out.replicas, out.nreplicas, 2, 3, 4, 1);
+    IDS_ARE(out.adding, out.nadding, 4);
+    IDS_ARE(out.removing, out.nremoving, 1);
+    out.partition = 0;
+    s = sf_znode_topic_encode(id, &out, 1);
+    ck_assert_ptr_nonnull(strstr(s, "\"adding_replicas\":{\"0\":[4]}"));
+    ck_assert_ptr_nonnull(strstr(s, "\"removing_replicas\":{\"0\":[1]}"));
+    ck_assert_int_eq(sf_znode_topic_decode(s, strlen(s), &t), SF_OK);
+    IDS_ARE(t.partitions[0].adding, t.partitions[0].nadding, 4);
+    IDS_ARE(t.partitions[0].removing, t.partitions[0].nremoving, 1);
+    sf_cluster_topic_clear(&t);
+    free(s);
+    /* cancel: back to the original replicas, 4 to be removed */
+    ck_assert_int_eq(sf_reassign_start(&out, NULL, 0, &back), SF_OK);
+    IDS_ARE(back.replicas, back.nreplicas, 2, 3, 1, 4); /* the originals in their place */
+    ck_assert_int_eq(back.nadding, 0);
+    IDS_ARE(back.removing, back.nremoving, 4);
+    sf_cluster_partition_clear(&back);
+    sf_cluster_partition_clear(&out);
+    /* the same set in another order: no reassignment, the new order */
+    ck_assert_int_eq(sf_reassign_start(&p, (int32_t[]){3, 1, 2}, 3, &out), SF_OK);
+    IDS_ARE(out.replicas, out.nreplicas, 3, 1, 2);
+    ck_assert(!sf_cluster_partition_reassigning(&out));
+    sf_cluster_partition_clear(&out);
+    ck_assert_int_eq(sf_reassign_start(&p, bad, 2, &out), SF_ERR_INVALID);
+    ck_assert_int_eq(sf_reassign_start(&p, to, 0, &out), SF_ERR_INVALID);
+    /* an id in the maps that is not a replica is malformed */
+    ck_assert_int_eq(sf_znode_topic_decode(S("{\"version\":2,\"partitions\":{\"0\":[1]},"
+                                             "\"adding_replicas\":{\"0\":[5]}}"), &t),
+                     SF_ERR_MALFORMED);
+}
+END_TEST
+
+/* Finishing waits for the target in the ISR; the leader moves off a removed replica. */
+START_TEST(test_reassign_finish) {
+    int32_t live[] = {1, 2, 3, 4}, r[] = {2, 3, 4, 1}, add[] = {4}, rem[] = {1},
+            isr123[] = {1, 2, 3}, isr[] = {1, 2, 3, 4};
+    sf_cluster_snapshot_t *s = live_snap(live, 4);
+    sf_cluster_partition_t p = mkpart(r, 4, 1, 4, isr123, 3), out;
+    p.adding = add;
+    p.nadding = 1;
+    p.removing = rem;
+    p.nremoving = 1;
+    ck_assert_int_eq(sf_reassign_finish(&p, s, &out), 0); /* 4 is not in the ISR yet */
+    p.isr = isr;
+    p.nisr = 4;
+    ck_assert_int_eq(sf_reassign_finish(&p, s, &out), 1);
+    ck_assert_int_eq(out.leader, 2);
+    ck_assert_int_eq(out.leader_epoch, 5);
+    IDS_ARE(out.isr, out.nisr, 2, 3, 4);
+    IDS_ARE(out.replicas, out.nreplicas, 2, 3, 4);
+    ck_assert(!sf_cluster_partition_reassigning(&out));
+    sf_cluster_partition_clear(&out);
+    p.leader = 3; /* a leader in the target keeps leading */
+    ck_assert_int_eq(sf_reassign_finish(&p, s, &out), 1);
+    ck_assert_int_eq(out.leader, 3);
+    sf_cluster_partition_clear(&out);
+    sf_cluster_snapshot_unref(s);
+}
+END_TEST
+
 /* Broker 1 is the preferred replica of 10 partitions and leads @led of them. */
 static sf_cluster_snapshot_t *imbalance_snap(int led) {
     sf_cluster_broker_t *b = calloc(2, sizeof(*b));
@@ -1031,6 +1109,8 @@ static Suite *cluster_suite(void) {
     tcase_add_test(core, test_elect_shrink);
     tcase_add_test(core, test_elect_shutdown);
     tcase_add_test(core, test_elect_preferred);
+    tcase_add_test(core, test_reassign_start);
+    tcase_add_test(core, test_reassign_finish);
     tcase_add_test(core, test_elect_imbalanced);
     tcase_add_test(core, test_elect_alter_check);
     tcase_add_test(limits, test_malformed_everywhere);
