@@ -349,6 +349,15 @@ static int new_assignment(sf_kreq_t *kr, const sf_proto_CreatePartitionsRequest_
     return 1;
 }
 
+/* 1 if a partition of @t is being reassigned (Kafka refuses to add partitions then). */
+static int reassigning(const sf_cluster_topic_t *t) {
+    int p;
+    for (p = 0; p < t->npartitions; p++)
+        if (sf_cluster_partition_reassigning(&t->partitions[p]))
+            return 1;
+    return 0;
+}
+
 void sf_kapi_CreatePartitions(sf_kreq_t *kr, void *msg) {
     const sf_proto_CreatePartitionsRequest_t *creq = msg;
     sf_cluster_t *cl = sf_broker_cluster(kr->b);
@@ -375,6 +384,9 @@ void sf_kapi_CreatePartitions(sf_kreq_t *kr, void *msg) {
             sf_admin_fail(it, SF_KERR_INVALID_PARTITIONS,
                           sf_kreq_printf(kr, "the topic has %d partitions; the new count must be "
                                              "larger", t->npartitions));
+        } else if (reassigning(t)) {
+            sf_admin_fail(it, SF_KERR_REASSIGNMENT_IN_PROGRESS,
+                          "a reassignment of the topic's partitions is in progress");
         } else if (!cl) {
             sf_admin_fail(it, SF_KERR_NOT_CONTROLLER, "the broker is not registered in ZooKeeper yet");
         } else if (!partitions_fit(kr, cl, it, t->npartitions ? t->partitions[0].nreplicas : 1)) {

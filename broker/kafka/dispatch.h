@@ -51,6 +51,8 @@ void sf_kapi_AlterConfigs(sf_kreq_t *kr, void *msg);
 void sf_kapi_IncrementalAlterConfigs(sf_kreq_t *kr, void *msg);
 void sf_kapi_AlterPartition(sf_kreq_t *kr, void *msg);
 void sf_kapi_ElectLeaders(sf_kreq_t *kr, void *msg);
+void sf_kapi_AlterPartitionReassignments(sf_kreq_t *kr, void *msg);
+void sf_kapi_ListPartitionReassignments(sf_kreq_t *kr, void *msg);
 void sf_kapi_ControlledShutdown(sf_kreq_t *kr, void *msg);
 
 #endif
