@@ -10,7 +10,7 @@ static int live(const sf_cluster_snapshot_t *snap, int32_t id) {
     return id >= 0 && sf_cluster_snapshot_broker(snap, id) != NULL;
 }
 
-static int has(const int32_t *v, int n, int32_t id) {
+int sf_elect_has(const int32_t *v, int n, int32_t id) {
     int i;
     for (i = 0; i < n; i++)
         if (v[i] == id)
@@ -23,7 +23,7 @@ int sf_elect_same_set(const int32_t *a, int na, const int32_t *b, int nb) {
     if (na != nb)
         return 0;
     for (i = 0; i < na; i++)
-        if (!has(b, nb, a[i]) || !has(a, na, b[i]))
+        if (!sf_elect_has(b, nb, a[i]) || !sf_elect_has(a, na, b[i]))
             return 0;
     return 1;
 }
@@ -47,7 +47,7 @@ int sf_elect_initial(const sf_cluster_partition_t *part, const sf_cluster_snapsh
     if (isr_alloc(out, part->nreplicas) != SF_OK)
         return SF_ERR_NOMEM;
     for (i = 0; i < part->nreplicas; i++)
-        if (live(snap, part->replicas[i]) && !has(out->isr, out->nisr, part->replicas[i]))
+        if (live(snap, part->replicas[i]) && !sf_elect_has(out->isr, out->nisr, part->replicas[i]))
             out->isr[out->nisr++] = part->replicas[i];
     out->leader_epoch = 0;
     return SF_OK;
@@ -59,7 +59,7 @@ static int32_t first_live_in_isr(const sf_cluster_partition_t *part,
     int i;
     for (i = 0; i < part->nreplicas; i++) {
         int32_t r = part->replicas[i];
-        if (r != skip && live(snap, r) && has(part->isr, part->nisr, r))
+        if (r != skip && live(snap, r) && sf_elect_has(part->isr, part->nisr, r))
             return r;
     }
     return -1;
@@ -74,7 +74,7 @@ static int isr_keep_live(const sf_cluster_partition_t *part, const sf_cluster_sn
         return SF_ERR_NOMEM;
     for (i = 0; i < part->nisr; i++) {
         int32_t r = part->isr[i];
-        if (r != drop && live(snap, r) && !has(out->isr, out->nisr, r))
+        if (r != drop && live(snap, r) && !sf_elect_has(out->isr, out->nisr, r))
             out->isr[out->nisr++] = r;
     }
     if (!out->nisr && leader >= 0)
@@ -147,7 +147,7 @@ int sf_elect_shutdown(const sf_cluster_partition_t *part, const sf_cluster_snaps
         out->leader_epoch = part->leader_epoch + 1;
         return isr_keep_live(part, snap, leaving, leader, out) ? SF_ERR_NOMEM : SF_ELECT_LEADER;
     }
-    if (!has(part->isr, part->nisr, leaving) || part->nisr < 2)
+    if (!sf_elect_has(part->isr, part->nisr, leaving) || part->nisr < 2)
         return SF_ELECT_NONE;
     out->leader = part->leader;
     out->leader_epoch = part->leader_epoch + 1;
@@ -170,13 +170,13 @@ sf_kerr_t sf_elect_alter_check(const sf_cluster_partition_t *part,
         return SF_KERR_FENCED_LEADER_EPOCH;
     if (partition_epoch != part->state_version)
         return SF_KERR_INVALID_UPDATE_VERSION;
-    if (n < 1 || !has(isr, n, part->leader))
+    if (n < 1 || !sf_elect_has(isr, n, part->leader))
         return SF_KERR_INVALID_REQUEST;
     for (i = 0; i < n; i++) {
         const sf_cluster_broker_t *b = sf_cluster_snapshot_broker(snap, isr[i]);
-        if (has(isr, i, isr[i]))
+        if (sf_elect_has(isr, i, isr[i]))
             return SF_KERR_INVALID_REQUEST;
-        if (!b || !has(part->replicas, part->nreplicas, isr[i]))
+        if (!b || !sf_elect_has(part->replicas, part->nreplicas, isr[i]))
             return SF_KERR_INELIGIBLE_REPLICA;
         if (epochs && epochs[i] >= 0 && epochs[i] != b->epoch)
             return SF_KERR_INELIGIBLE_REPLICA;
@@ -189,7 +189,7 @@ int sf_elect_preferred(const sf_cluster_partition_t *part, const sf_cluster_snap
     int32_t preferred = part->nreplicas > 0 ? part->replicas[0] : -1;
     if (preferred < 0 || part->leader == preferred)
         return SF_ELECT_NONE;
-    if (!live(snap, preferred) || !has(part->isr, part->nisr, preferred))
+    if (!live(snap, preferred) || !sf_elect_has(part->isr, part->nisr, preferred))
         return SF_ELECT_OFFLINE;
     if (isr_copy(part, out) != SF_OK)
         return SF_ERR_NOMEM;

@@ -69,6 +69,9 @@ sf_kerr_t sf_elect_alter_check(const sf_cluster_partition_t *part,
                                int32_t leader_epoch, int32_t partition_epoch,
                                const int32_t *isr, const int64_t *epochs, int n);
 
+/* 1 if @id is one of the @n ids in @v. */
+int sf_elect_has(const int32_t *v, int n, int32_t id);
+
 /* 1 if @a and @b (@na, @nb entries) hold the same brokers in any order. */
 int sf_elect_same_set(const int32_t *a, int na, const int32_t *b, int nb);
 

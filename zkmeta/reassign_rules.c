@@ -5,20 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "election_rules.h"
 #include "err.h"
-
-static int has(const int32_t *v, int n, int32_t id) {
-    int i;
-    for (i = 0; i < n; i++)
-        if (v[i] == id)
-            return 1;
-    return 0;
-}
 
 int sf_reassign_target(const sf_cluster_partition_t *p, int32_t *out) {
     int i, n = 0;
     for (i = 0; i < p->nreplicas; i++)
-        if (!has(p->removing, p->nremoving, p->replicas[i]))
+        if (!sf_elect_has(p->removing, p->nremoving, p->replicas[i]))
             out[n++] = p->replicas[i];
     return n;
 }
@@ -28,7 +21,7 @@ static int valid_target(const int32_t *t, int n) {
     if (n < 1 || n > SF_CLUSTER_MAX_REPLICAS)
         return 0;
     for (i = 0; i < n; i++)
-        if (t[i] < 0 || has(t, i, t[i]))
+        if (t[i] < 0 || sf_elect_has(t, i, t[i]))
             return 0;
     return 1;
 }
@@ -41,7 +34,7 @@ int sf_reassign_start(const sf_cluster_partition_t *p, const int32_t *target, in
     if (!orig)
         return SF_ERR_NOMEM;
     for (i = 0; i < p->nreplicas; i++)
-        if (!has(p->adding, p->nadding, p->replicas[i]))
+        if (!sf_elect_has(p->adding, p->nadding, p->replicas[i]))
             orig[norig++] = p->replicas[i];
     if (!target) {
         target = orig;
@@ -62,11 +55,11 @@ int sf_reassign_start(const sf_cluster_partition_t *p, const int32_t *target, in
     }
     for (i = 0; i < n; i++) {
         out->replicas[out->nreplicas++] = target[i];
-        if (!has(orig, norig, target[i]))
+        if (!sf_elect_has(orig, norig, target[i]))
             out->adding[out->nadding++] = target[i];
     }
     for (i = 0; i < p->nreplicas; i++)
-        if (!has(target, n, p->replicas[i])) {
+        if (!sf_elect_has(target, n, p->replicas[i])) {
             out->replicas[out->nreplicas++] = p->replicas[i];
             out->removing[out->nremoving++] = p->replicas[i];
         }
@@ -93,10 +86,10 @@ static int live(const sf_cluster_snapshot_t *snap, int32_t id) {
 static int32_t finish_leader(const sf_cluster_partition_t *p, const sf_cluster_snapshot_t *snap,
                              const int32_t *target, int n) {
     int i;
-    if (has(target, n, p->leader) && live(snap, p->leader))
+    if (sf_elect_has(target, n, p->leader) && live(snap, p->leader))
         return p->leader;
     for (i = 0; i < n; i++)
-        if (has(p->isr, p->nisr, target[i]) && live(snap, target[i]))
+        if (sf_elect_has(p->isr, p->nisr, target[i]) && live(snap, target[i]))
             return target[i];
     return -1;
 }
@@ -111,7 +104,7 @@ int sf_reassign_finish(const sf_cluster_partition_t *p, const sf_cluster_snapsho
     if (!(target = malloc((size_t)(p->nreplicas + 1) * sizeof(int32_t))))
         return SF_ERR_NOMEM;
     n = sf_reassign_target(p, target);
-    for (i = 0; i < n && has(p->isr, p->nisr, target[i]); i++)
+    for (i = 0; i < n && sf_elect_has(p->isr, p->nisr, target[i]); i++)
         ;
     if (n < 1 || i < n || (out->leader = finish_leader(p, snap, target, n)) < 0) {
         free(target);
@@ -123,7 +116,7 @@ int sf_reassign_finish(const sf_cluster_partition_t *p, const sf_cluster_snapsho
         return SF_ERR_NOMEM;
     }
     for (i = 0; i < p->nisr; i++)
-        if (has(target, n, p->isr[i]))
+        if (sf_elect_has(target, n, p->isr[i]))
             out->isr[out->nisr++] = p->isr[i];
     out->partition = p->partition;
     out->leader_epoch = p->leader_epoch + 1;

@@ -18,6 +18,7 @@ typedef sf_proto_AlterPartitionReassignmentsResponse_ReassignablePartitionRespon
 typedef sf_proto_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_t alter_rt_t;
 typedef sf_proto_ListPartitionReassignmentsResponse_OngoingPartitionReassignment_t list_rp_t;
 typedef sf_proto_ListPartitionReassignmentsResponse_OngoingTopicReassignment_t list_rt_t;
+typedef sf_proto_AlterPartitionReassignmentsRequest_ReassignablePartition_t alter_p_t;
 
 /* The write for a request; on the heap, freed when both the answer and the ZooKeeper
  * completion happened (as state_write.c). */
@@ -65,7 +66,8 @@ static void alter_done(void *arg, int err) {
         if (e == SF_OK)
             result(op->slot[i], SF_KERR_NONE, NULL);
         else if (e == SF_ERR_NOTFOUND)
-            result(op->slot[i], SF_KERR_UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist.");
+            result(op->slot[i], SF_KERR_UNKNOWN_TOPIC_OR_PARTITION,
+                   "The partition does not exist.");
         else if (e == SF_ERR_INVALID)
             result(op->slot[i], SF_KERR_INVALID_REPLICA_ASSIGNMENT, "Invalid target replicas.");
         else if (e == SF_ERR_STATE)
@@ -96,8 +98,7 @@ static int alter_timeout(void *arg, int final) {
 
 /* An error for @rp now, or NONE when the move may be queued. */
 static int16_t alter_check(const sf_cluster_snapshot_t *snap, const sf_cluster_topic_t *t,
-                           const sf_proto_AlterPartitionReassignmentsRequest_ReassignablePartition_t *p,
-                           alter_rp_t *rp) {
+                           const alter_p_t *p, alter_rp_t *rp) {
     int i, j;
     if (!t || p->PartitionIndex < 0 || p->PartitionIndex >= t->npartitions ||
         sf_cluster_snapshot_deleting(snap, t->name)) {
@@ -127,9 +128,7 @@ static int16_t alter_check(const sf_cluster_snapshot_t *snap, const sf_cluster_t
     return SF_KERR_NONE;
 }
 
-static int alter_queue(alter_op_t *op, const char *topic,
-                       const sf_proto_AlterPartitionReassignmentsRequest_ReassignablePartition_t *p,
-                       alter_rp_t *rp) {
+static int alter_queue(alter_op_t *op, const char *topic, const alter_p_t *p, alter_rp_t *rp) {
     sf_cluster_reassignment_t *r = &op->r[op->n];
     memset(r, 0, sizeof(*r));
     r->partition = p->PartitionIndex;
