@@ -27,6 +27,7 @@
 #include "logdir.h"
 #include "logging.h"
 #include "mailbox.h"
+#include "group.h"
 #include "purgatory.h"
 #include "replicas.h"
 #include "replication.h"
@@ -54,6 +55,7 @@ struct sf_broker {
     sf_replication_t *replication; /* followers' fetches, leaders' ISR changes */
     sf_view_t *view;          /* the metadata thread's newest view */
     sf_cluster_t *cluster;
+    sf_coord_t *coord; /* the group coordinator */
     struct event *retention_ev;
     sf_mail_t retention_job;
     atomic_int retention_running;
@@ -115,6 +117,8 @@ static void on_snapshot(void *arg, sf_cluster_snapshot_t *snap) {
     sf_broker_t *b = arg;
     if (!b->stopping)
         sf_replicas_update(b->replicas, snap);
+    if (b->coord)
+        sf_coord_update(b->coord, snap);
 }
 
 static void on_ready(void *arg, int err, const char *errmsg) {
@@ -298,6 +302,7 @@ static int start_cluster(sf_broker_t *b, char *errstr, size_t errstr_size) {
     sf_cluster_callbacks_t cbs = {on_ready, on_snapshot, on_controller};
     sf_cluster_options_t opt;
     const char *unclean;
+    sf_coord_config_t ccfg;
     char host[256] = "";
     int32_t port = -1;
     size_t i;
@@ -321,10 +326,23 @@ static int start_cluster(sf_broker_t *b, char *errstr, size_t errstr_size) {
     opt.auto_leader_rebalance = cfg->auto_leader_rebalance_enable;
     opt.leader_imbalance_check_interval_s = cfg->leader_imbalance_check_interval_s;
     opt.leader_imbalance_percentage = cfg->leader_imbalance_per_broker_percentage;
+    opt.offsets_buckets = cfg->offsets_topic_num_partitions;
     b->cluster = sf_cluster_new(b->base, &opt, &cbs, b);
     if (!b->cluster) {
         snprintf(errstr, errstr_size, "zookeeper.connect: cannot use \"%s\"", cfg->zk_connect);
         return SF_ERR_INVALID;
+    }
+    ccfg.broker_id = cfg->broker_id;
+    ccfg.min_session_ms = cfg->group_min_session_timeout_ms;
+    ccfg.max_session_ms = cfg->group_max_session_timeout_ms;
+    ccfg.initial_delay_ms = cfg->group_initial_rebalance_delay_ms;
+    ccfg.max_size = cfg->group_max_size;
+    ccfg.metadata_max_bytes = cfg->offset_metadata_max_bytes;
+    ccfg.retention_ms = (int64_t)cfg->offsets_retention_minutes * 60000;
+    ccfg.retention_check_ms = cfg->offsets_retention_check_ms;
+    if (!(b->coord = sf_coord_new(b->base, b->cluster, &ccfg))) {
+        snprintf(errstr, errstr_size, "no memory for the group coordinator");
+        return SF_ERR_NOMEM;
     }
     rc = sf_cluster_start(b->cluster);
 #ifdef HAVE_SYSTEMD
@@ -444,8 +462,10 @@ static void shutdown_rest(void *arg) {
     b->httpd = NULL;
     event_del(b->retention_ev);
     sf_replicas_stop(b->replicas);
-    /* Waiting admin requests are answered now; later ones are answered at once. */
+    /* Waiting admin requests and group joins are answered now; later ones at once. */
     sf_purgatory_close(b->purgatory);
+    sf_coord_free(b->coord);
+    b->coord = NULL;
     b->quiescing = b->nworkers;
     for (i = 0; i < b->nworkers; i++)
         sf_worker_quiesce(b->workers[i], b->mb, worker_quiesced, b);
@@ -504,6 +524,7 @@ void sf_broker_free(sf_broker_t *b) {
     sf_httpd_free(b->httpd);
     if (b->purgatory)
         sf_purgatory_close(b->purgatory);
+    sf_coord_free(b->coord);
     sf_replicas_stop(b->replicas);
     stop_threads(b); /* no-ops for what finish_shutdown stopped */
     sf_cluster_free(b->cluster);
@@ -553,6 +574,11 @@ void sf_broker_to_metadata(sf_broker_t *b, sf_mail_t *m) {
 sf_cluster_t *sf_broker_cluster(sf_broker_t *b) {
     assert(sf_mailbox_is_owner(b->mb));
     return b->ready && !b->stopping ? b->cluster : NULL;
+}
+
+sf_coord_t *sf_broker_coordinator(sf_broker_t *b) {
+    assert(sf_mailbox_is_owner(b->mb));
+    return b->ready && !b->stopping ? b->coord : NULL;
 }
 
 const char *const *sf_broker_endpoints(const sf_broker_t *b, size_t *n) {

@@ -75,6 +75,10 @@ void sf_broker_to_metadata(sf_broker_t *b, struct sf_mail *m);
  * The metadata thread only. */
 struct sf_cluster *sf_broker_cluster(sf_broker_t *b);
 
+/* The group coordinator (group.h), or NULL while not ready or stopping. The metadata thread
+ * only. */
+struct sf_coord *sf_broker_coordinator(sf_broker_t *b);
+
 /* The network counters for metrics: connections and queued bytes (netlimit.h), and failed
  * accept() calls. The metadata thread. */
 struct sf_netlimit_stats;

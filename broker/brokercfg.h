@@ -94,6 +94,14 @@ typedef struct sf_brokercfg {
     int auto_leader_rebalance_enable;         /* auto.leader.rebalance.enable (true) */
     int32_t leader_imbalance_check_interval_s; /* leader.imbalance.check.interval.seconds (300) */
     int32_t leader_imbalance_per_broker_percentage; /* leader.imbalance.per.broker.percentage (10) */
+    int32_t offsets_topic_num_partitions;    /* offsets.topic.num.partitions (50): buckets */
+    int32_t offset_metadata_max_bytes;       /* offset.metadata.max.bytes (4096) */
+    int32_t offsets_retention_minutes;       /* offsets.retention.minutes (10080) */
+    int32_t offsets_retention_check_ms;      /* offsets.retention.check.interval.ms (600000) */
+    int32_t group_min_session_timeout_ms;    /* group.min.session.timeout.ms (6000) */
+    int32_t group_max_session_timeout_ms;    /* group.max.session.timeout.ms (1800000) */
+    int32_t group_initial_rebalance_delay_ms; /* group.initial.rebalance.delay.ms (3000) */
+    int32_t group_max_size;                  /* group.max.size (2147483647) */
 
     int32_t log_segment_bytes;               /* log.segment.bytes (1073741824), >= 14 */
     int64_t log_roll_ms;                     /* log.roll.ms, else log.roll.hours (168 h) */

@@ -215,6 +215,10 @@ sf_cluster_t *sf_cluster_new(struct event_base *base, const sf_cluster_options_t
     cl->rebalance_interval_s = opt->auto_leader_rebalance ? opt->leader_imbalance_check_interval_s
                                                           : 0;
     cl->imbalance_percentage = opt->leader_imbalance_percentage;
+    cl->offsets_buckets = opt->offsets_buckets > 0 && opt->offsets_buckets <= SF_CLUSTER_MAX_BUCKETS
+                              ? opt->offsets_buckets
+                              : 50;
+    cl->gbuckets_version = -1;
     cl->broker_epoch = -1;
     cl->controller_id = -1;
     cl->controller_epoch = -1;
@@ -326,6 +330,8 @@ void cl_destroy(sf_cluster_t *cl) {
     free(cl->deleting);
     sf_znode_tps_free(cl->pref, cl->npref);
     sf_znode_tps_free(cl->reassign, cl->nreassign);
+    free(cl->gbuckets);
+    free(cl->evac);
     sf_cluster_snapshot_unref(cl->current);
     free(cl->cluster_id);
     free_options(cl);

@@ -19,6 +19,14 @@
  *   /admin/delete_topics/<t>
  *   /admin/preferred_replica_election, /admin/reassign_partitions   Kafka's admin requests,
  *                                             carried out by the controller
+ *   /coordinators/groups                     {"version":1,"buckets":[{"broker":1,"epoch":0},..]}:
+ *                                             the group coordinator of each hash bucket
+ *   /coordinators/groups/<b>                 {"version":1,"broker":N}; its version is the
+ *                                             bucket's epoch (offset writes check it)
+ *   /consumers/<g>/offsets/<t>/<p>           the committed offset in decimal (Kafka's
+ *                                             ZooKeeper-era layout), written by the coordinator
+ *   /consumers/<g>/meta/<t>/<p>              {"version":1,"leader_epoch":..,"metadata":..,
+ *                                             "commit_timestamp":..} beside it
  * The topic znode also holds "adding_replicas" / "removing_replicas" while a reassignment is
  * under way (Kafka's layout; see sf_cluster_reassign).
  *
@@ -67,6 +75,9 @@ typedef struct sf_cluster_options {
     int auto_leader_rebalance;
     int leader_imbalance_check_interval_s;
     int leader_imbalance_percentage;
+    /* offsets.topic.num.partitions: the number of group coordinator buckets, used when the
+     * first controller creates them (50 if <= 0 or above SF_CLUSTER_MAX_BUCKETS) */
+    int offsets_buckets;
 } sf_cluster_options_t;
 
 typedef struct sf_cluster_callbacks {
@@ -240,5 +251,72 @@ typedef struct sf_cluster_reassignment {
  * (deposed meanwhile), SF_ERR_IO. */
 int sf_cluster_reassign(sf_cluster_t *cl, sf_cluster_reassignment_t *r, int n,
                         sf_cluster_done_cb done, void *arg);
+
+/* ---- Group coordinator buckets (the controller; buckets.c) ---- */
+
+/* Broker @broker is shutting down (ControlledShutdown): move its coordinator buckets to the
+ * other live brokers now, and give it none while its current registration lasts. Only on the
+ * controller (ignored elsewhere). */
+void sf_cluster_coordinators_evacuate(sf_cluster_t *cl, int32_t broker);
+
+/* ---- Committed offsets (the group coordinators; offsets.c) ---- */
+
+/* One committed offset. Strings are borrowed (by the callee until its completion when given,
+ * by the callback during its call when reported). */
+typedef struct sf_cluster_offset {
+    const char *topic;
+    int32_t partition;
+    int64_t offset;
+    int32_t leader_epoch; /* -1: none */
+    const char *metadata; /* never NULL */
+    int64_t commit_ms;
+    int exists;           /* a commit: 1 if the group has an offset for it already (a hint:
+                           * a wrong one costs a retry) */
+    int err;              /* a commit's result for it */
+} sf_cluster_offset_t;
+
+/* The znode name of a group id: the id with every byte outside [A-Za-z0-9._-] and a leading
+ * '.' written as %XX (so any id is one valid znode name, and plain ids stay as they are).
+ * @out has room for 3 * strlen(@group) + 1 bytes. */
+void sf_cluster_group_znode(const char *group, char *out);
+
+/* Read every committed offset of @group from /consumers/<group>/offsets (with the metadata
+ * beside them) and the group's own state, /consumers/<group>/group (its coordinator's, see
+ * sf_cluster_group_state_write): @cb(@arg, err, offsets, n, state) once, on the loop thread;
+ * err SF_OK (n may be 0; state NULL when there is none) or SF_ERR_IO. Synchronous:
+ * SF_ERR_STATE (not ready), SF_ERR_NOMEM. */
+typedef void (*sf_cluster_offsets_cb)(void *arg, int err, const sf_cluster_offset_t *v, int n,
+                                      const char *state);
+int sf_cluster_offsets_load(sf_cluster_t *cl, const char *group, sf_cluster_offsets_cb cb,
+                            void *arg);
+
+/* Write the offsets @v (@n, borrowed until @done) of @group: one multi-op per ZooKeeper
+ * request's worth, each checking that /coordinators/groups/<bucket> still has version @epoch
+ * (so a coordinator that lost the bucket writes nothing). @done(@arg, err) once every item has
+ * its err: SF_OK, SF_ERR_STATE (the bucket moved on), SF_ERR_IO. */
+int sf_cluster_offsets_commit(sf_cluster_t *cl, const char *group, int bucket, int32_t epoch,
+                              sf_cluster_offset_t *v, int n, sf_cluster_done_cb done, void *arg);
+
+/* Write @data (the coordinator's description of @group's generation and members) to
+ * /consumers/<group>/group, created with its parents when missing, checked against the
+ * bucket's epoch. @done(@arg, err): SF_OK, SF_ERR_STATE (the bucket moved on), SF_ERR_IO.
+ * @data is copied. */
+int sf_cluster_group_state_write(sf_cluster_t *cl, const char *group, int bucket, int32_t epoch,
+                                 const char *data, sf_cluster_done_cb done, void *arg);
+
+/* The ids of the groups with a znode under /consumers (decoded znode names, see
+ * sf_cluster_group_znode): @cb(@arg, err, ids, n) once; SF_OK or SF_ERR_IO. Synchronous:
+ * SF_ERR_STATE, SF_ERR_NOMEM. */
+typedef void (*sf_cluster_groups_cb)(void *arg, int err, char *const *ids, int n);
+int sf_cluster_groups_list(sf_cluster_t *cl, sf_cluster_groups_cb cb, void *arg);
+
+/* Delete the committed offsets of @v (@n of them: topic and partition are used; borrowed until
+ * @done) of @group, in multi-ops checked against the bucket's epoch as commits are; with
+ * @whole, then the group's topic znodes and the group's own znodes as far as nothing else is
+ * left in them (znodes other tools keep there stay). @done(@arg, err): SF_OK, SF_ERR_STATE
+ * (the bucket moved on), SF_ERR_IO. */
+int sf_cluster_offsets_delete(sf_cluster_t *cl, const char *group, int bucket, int32_t epoch,
+                              const sf_cluster_offset_t *v, int n, int whole,
+                              sf_cluster_done_cb done, void *arg);
 
 #endif

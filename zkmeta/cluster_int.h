@@ -21,7 +21,7 @@
 
 /* What a watch or a read is about. */
 enum { K_IDS = 1, K_TOPICS, K_BROKER, K_TOPIC, K_PSTATE, K_CONFIG, K_CONTROLLER, K_CEPOCH, K_REG,
-       K_DELETES, K_BCONFIG, K_PREFERRED, K_REASSIGN };
+       K_DELETES, K_BCONFIG, K_PREFERRED, K_REASSIGN, K_BUCKETS };
 
 /* The dynamic broker config znodes the model watches (the id of a K_BCONFIG key). */
 enum { CL_BCFG_BROKER = 0, /* /config/brokers/<this broker's id> */
@@ -139,6 +139,17 @@ struct sf_cluster {
     sf_znode_tp_t *reassign; /* /admin/reassign_partitions, for the controller */
     int nreassign;
     int reassign_busy;       /* the controller is starting or pruning them */
+    struct cl_node gbuckets_node;
+    sf_cluster_bucket_t *gbuckets; /* /coordinators/groups */
+    int ngbuckets;
+    int32_t gbuckets_version; /* of that znode; -1 while it is absent or unread */
+    int gbuckets_busy;        /* the controller is writing them */
+    int offsets_buckets;      /* offsets.topic.num.partitions: the count when creating them */
+    struct cl_evac {
+        int32_t id;
+        int64_t epoch; /* of the registration that asked */
+    } *evac;           /* brokers shutting down: no buckets for them */
+    int nevac;
     struct cl_broker **brokers;
     int nbrokers, capbrokers;
     struct cl_topic **buckets;
@@ -178,10 +189,14 @@ void cl_rebuild_cb(evutil_socket_t fd, short what, void *arg);
 void cl_read_controller(sf_cluster_t *cl);
 void cl_read_preferred(sf_cluster_t *cl);
 void cl_read_reassign(sf_cluster_t *cl);
+void cl_read_buckets(sf_cluster_t *cl);
 void cl_broker_free(struct cl_broker *b);
 void cl_topic_free(struct cl_topic *t);
 void cl_path_broker(char *buf, size_t n, int32_t id);
 void cl_path_topic(char *buf, size_t n, const char *t);
+
+/* buckets.c: place the group coordinator buckets (the controller, on each snapshot). */
+void cl_coordinators_run(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap);
 
 /* election.c */
 void cl_elect(sf_cluster_t *cl);

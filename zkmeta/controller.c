@@ -402,6 +402,7 @@ void cl_controller_run(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap) {
     for (i = 0; i < snap->ntopics; i++)
         finish_reassignments(cl, snap, snap->topics[i]);
     cl_reassign_listed(cl, snap);
+    cl_coordinators_run(cl, snap);
     if (cl->npref && !cl->pref_busy) {
         cl->pref_busy = 1;
         if (!controller_batch(cl, snap, decide_listed, cl, "preferred replica election"))

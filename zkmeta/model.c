@@ -282,6 +282,15 @@ static sf_cluster_snapshot_t *build_snapshot(sf_cluster_t *cl) {
             if ((snap->deleting[snap->ndeleting] = strdup(cl->deleting[i])))
                 snap->ndeleting++;
     }
+    if (snap && cl->ngbuckets) {
+        if (!(snap->group_buckets = malloc((size_t)cl->ngbuckets * sizeof(*cl->gbuckets)))) {
+            sf_cluster_snapshot_unref(snap);
+            sf_log(SF_LOG_ERR, "ZK", "out of memory building a metadata snapshot");
+            return NULL;
+        }
+        memcpy(snap->group_buckets, cl->gbuckets, (size_t)cl->ngbuckets * sizeof(*cl->gbuckets));
+        snap->ngroup_buckets = cl->ngbuckets;
+    }
     /* A snapshot missing a dynamic broker config would change the logs' settings: all or
      * nothing (the caller retries). */
     if (snap && (copy_configs(cl->bconfigs[CL_BCFG_BROKER].configs,
@@ -530,6 +539,13 @@ void cl_read_reassign(sf_cluster_t *cl) {
     fetch(cl, K_REASSIGN, 0, -1, NULL, REASSIGN_PATH);
 }
 
+#define BUCKETS_PATH "/coordinators/groups"
+
+void cl_read_buckets(sf_cluster_t *cl) {
+    arm(cl, &cl->gbuckets_node, K_BUCKETS, -1, NULL, BUCKETS_PATH);
+    fetch(cl, K_BUCKETS, 0, -1, NULL, BUCKETS_PATH);
+}
+
 void cl_read_controller(sf_cluster_t *cl) {
     arm(cl, &cl->ctrl_node, K_CONTROLLER, -1, NULL, "/controller");
     fetch(cl, K_CONTROLLER, 0, -1, NULL, "/controller");
@@ -603,6 +619,7 @@ void cl_sync_all(sf_cluster_t *cl) {
     cl_read_controller(cl);
     cl_read_preferred(cl);
     cl_read_reassign(cl);
+    cl_read_buckets(cl);
 }
 
 static void apply_ids(sf_cluster_t *cl, char *const *children, int n) {
@@ -958,6 +975,20 @@ static void model_data_cb(int err, int zrc, const char *data, int len, const sf_
             cl_schedule_rebuild(cl); /* the controller acts on it */
         break;
     }
+    case K_BUCKETS: {
+        sf_cluster_bucket_t *v = NULL;
+        int n = 0;
+        if (err != SF_OK && err != SF_ERR_NOTFOUND)
+            break;
+        if (err == SF_OK && sf_znode_buckets_decode(data, (size_t)len, &v, &n) != SF_OK)
+            sf_log(SF_LOG_WARNING, "ZK", "ignoring malformed %s", BUCKETS_PATH);
+        free(cl->gbuckets);
+        cl->gbuckets = v;
+        cl->ngbuckets = n;
+        cl->gbuckets_version = err == SF_OK && stat ? stat->version : -1;
+        cl_schedule_rebuild(cl);
+        break;
+    }
     case K_CEPOCH: {
         int32_t e;
         if (err == SF_OK && sf_znode_epoch_decode(data, (size_t)len, &e) == SF_OK) {
@@ -1000,6 +1031,7 @@ static void model_watch_cb(sf_zk_t *zk, int event, const char *path, void *arg) 
     case K_CONTROLLER: node = &cl->ctrl_node; break;
     case K_PREFERRED: node = &cl->pref_node; break;
     case K_REASSIGN: node = &cl->reassign_node; break;
+    case K_BUCKETS: node = &cl->gbuckets_node; break;
     case K_BROKER:
         if ((b = find_broker(cl, k->id)))
             node = &b->node;
@@ -1039,6 +1071,7 @@ static void model_watch_cb(sf_zk_t *zk, int event, const char *path, void *arg) 
     case K_CONTROLLER: cl_read_controller(cl); break;
     case K_PREFERRED: cl_read_preferred(cl); break;
     case K_REASSIGN: cl_read_reassign(cl); break;
+    case K_BUCKETS: cl_read_buckets(cl); break;
     /* Created, changed or deleted: read it again (which also watches it again, for creation
      * when it is gone). */
     case K_BCONFIG: read_bconfig(cl, k->id); break;

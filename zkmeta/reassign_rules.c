@@ -63,6 +63,11 @@ int sf_reassign_start(const sf_cluster_partition_t *p, const int32_t *target, in
             out->replicas[out->nreplicas++] = p->replicas[i];
             out->removing[out->nremoving++] = p->replicas[i];
         }
+    if (out->nreplicas > SF_CLUSTER_MAX_REPLICAS) { /* the topic znode could not hold it */
+        free(orig);
+        sf_cluster_partition_clear(out);
+        return SF_ERR_INVALID;
+    }
     if (!out->nremoving)
         out->nadding = 0; /* the target is the replica set: nothing to wait for */
     free(orig);

@@ -19,7 +19,8 @@ int sf_reassign_target(const sf_cluster_partition_t *p, int32_t *out);
  * by the current ones not in it; adding = target less the original replicas; removing = the
  * current replicas not in the target. A target equal to the current replicas as a set ends
  * with no reassignment (the new order is kept). SF_OK, SF_ERR_INVALID (empty target, a
- * negative or repeated id, too many) or SF_ERR_NOMEM. */
+ * negative or repeated id, more than SF_CLUSTER_MAX_REPLICAS in the target or in the replicas
+ * it would give) or SF_ERR_NOMEM. */
 int sf_reassign_start(const sf_cluster_partition_t *p, const int32_t *target, int n,
                       sf_cluster_partition_t *out);
 

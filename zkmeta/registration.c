@@ -288,7 +288,8 @@ static void setup_create_cb(int err, int zrc, const char *path, const sf_zk_stat
 void cl_setup_start(sf_cluster_t *cl) {
     static const char *const paths[] = {"/brokers/ids",    "/brokers/topics",
                                         "/config/topics",  "/config/brokers",
-                                        "/config/changes", "/admin/delete_topics"};
+                                        "/config/changes", "/admin/delete_topics",
+                                        "/coordinators",   "/consumers"};
     size_t i;
     if (cl->setup_busy || cl->registered)
         return;

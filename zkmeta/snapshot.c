@@ -98,6 +98,7 @@ static void snapshot_destroy(sf_cluster_snapshot_t *snap) {
     free(snap->deleting);
     sf_cluster_configs_free(snap->broker_configs, snap->nbroker_configs);
     sf_cluster_configs_free(snap->default_configs, snap->ndefault_configs);
+    free(snap->group_buckets);
     free(snap);
 }
 

@@ -68,6 +68,16 @@ typedef struct sf_cluster_topic {
     int nconfigs;
 } sf_cluster_topic_t;
 
+/* A coordinator bucket of consumer groups (/coordinators/groups): the broker that coordinates
+ * the groups whose id hashes to it, and its epoch (the version of /coordinators/groups/<b>,
+ * which every offset write checks, so a deposed coordinator cannot write). */
+typedef struct sf_cluster_bucket {
+    int32_t broker; /* -1: none yet */
+    int32_t epoch;
+} sf_cluster_bucket_t;
+
+#define SF_CLUSTER_MAX_BUCKETS 1000 /* offsets.topic.num.partitions */
+
 typedef struct sf_cluster_snapshot {
     atomic_int refcnt;
     char *cluster_id;
@@ -88,6 +98,10 @@ typedef struct sf_cluster_snapshot {
     int nbroker_configs;
     sf_cluster_config_entry_t *default_configs;
     int ndefault_configs;
+    /* The group coordinator buckets, bucket b at index b; NULL/0 before the controller first
+     * wrote them. */
+    sf_cluster_bucket_t *group_buckets;
+    int ngroup_buckets;
 } sf_cluster_snapshot_t;
 
 /* 1 if the partition has a state znode (leader, epochs and ISR are known). */

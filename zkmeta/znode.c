@@ -593,6 +593,64 @@ int sf_znode_controller_decode(const char *json, size_t len, int32_t *broker_id)
     return rc;
 }
 
+char *sf_znode_buckets_encode(const sf_cluster_bucket_t *v, int n) {
+    json_t *o = json_object(), *a = json_array();
+    int bad = !o || !a, i;
+    for (i = 0; !bad && i < n; i++) {
+        json_t *e = json_object();
+        bad |= !e || json_object_set_new(e, "broker", json_integer(v[i].broker)) ||
+               json_object_set_new(e, "epoch", json_integer(v[i].epoch));
+        bad |= json_array_append_new(a, e);
+    }
+    if (!bad) {
+        bad |= json_object_set_new(o, "version", json_integer(1));
+        bad |= json_object_set_new(o, "buckets", a);
+        a = NULL;
+    }
+    json_decref(a);
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return dump(o);
+}
+
+int sf_znode_buckets_decode(const char *json, size_t len, sf_cluster_bucket_t **out, int *n) {
+    json_t *o = load(json, len), *a;
+    sf_cluster_bucket_t *v = NULL;
+    size_t i, cnt = 0;
+    int rc = SF_ERR_MALFORMED;
+    *out = NULL;
+    *n = 0;
+    if (!o)
+        return rc;
+    a = json_object_get(o, "buckets");
+    if (check_version(o) || !json_is_array(a) || (cnt = json_array_size(a)) < 1 ||
+        cnt > SF_CLUSTER_MAX_BUCKETS)
+        goto out;
+    if (!(v = calloc(cnt, sizeof(*v)))) {
+        rc = SF_ERR_NOMEM;
+        goto out;
+    }
+    for (i = 0; i < cnt; i++) {
+        json_int_t b, e;
+        json_t *x = json_array_get(a, i);
+        if (!json_is_object(x) || get_int(x, "broker", -1, INT32_MAX, &b) ||
+            get_int(x, "epoch", 0, INT32_MAX, &e))
+            goto out;
+        v[i].broker = (int32_t)b;
+        v[i].epoch = (int32_t)e;
+    }
+    *out = v;
+    *n = (int)cnt;
+    v = NULL;
+    rc = SF_OK;
+out:
+    free(v);
+    json_decref(o);
+    return rc;
+}
+
 void sf_znode_tps_free(sf_znode_tp_t *v, int n) {
     int i;
     for (i = 0; v && i < n; i++) {

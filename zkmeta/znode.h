@@ -88,6 +88,11 @@ void sf_znode_tps_free(sf_znode_tp_t *v, int n);
 int sf_znode_reassign_decode(const char *json, size_t len, sf_znode_tp_t **out, int *n);
 char *sf_znode_reassign_encode(const sf_znode_tp_t *v, int n);
 
+/* /coordinators/groups: {"version":1,"buckets":[{"broker":1,"epoch":0},..]}, bucket b at
+ * index b (1 to SF_CLUSTER_MAX_BUCKETS of them; broker -1 for none). @out: malloc'd. */
+char *sf_znode_buckets_encode(const sf_cluster_bucket_t *v, int n);
+int sf_znode_buckets_decode(const char *json, size_t len, sf_cluster_bucket_t **out, int *n);
+
 /* /controller_epoch: a decimal integer >= 0. */
 int sf_znode_epoch_decode(const char *data, size_t len, int32_t *epoch);
 

@@ -4,7 +4,8 @@
  * assignment order that is not the requester, and it leaves the ISR of each partition it
  * follows; leader epoch + 1 with each change (election_rules.h), all written in one batch of
  * fenced, versioned multi-ops. The answer names the partitions it still leads (no other ISR
- * member, or the write lost a race): the broker asks again until none is left. */
+ * member, or the write lost a race): the broker asks again until none is left. The group
+ * coordinator buckets it holds move to the other brokers too. */
 #include "dispatch.h"
 
 #include <stdlib.h>
@@ -188,7 +189,9 @@ void sf_kapi_ControlledShutdown(sf_kreq_t *kr, void *msg) {
     }
     op->kr = kr;
     op->broker = req->BrokerId;
-    if ((err = request_error(kr, cl, snap, req)) != SF_KERR_NONE || plan(op, snap) != SF_OK) {
+    if ((err = request_error(kr, cl, snap, req)) == SF_KERR_NONE)
+        sf_cluster_coordinators_evacuate(cl, req->BrokerId);
+    if (err != SF_KERR_NONE || plan(op, snap) != SF_OK) {
         if (err == SF_KERR_NONE)
             err = SF_KERR_UNKNOWN_SERVER_ERROR;
         answer(op, err, 0);

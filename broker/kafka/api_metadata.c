@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "brokercfg.h"
+#include "group.h"
 #include "logging.h"
 #include "topiccfg.h"
 #include "znode.h"
@@ -291,5 +292,88 @@ void sf_kapi_DescribeCluster(sf_kreq_t *kr, void *msg) {
         resp.Brokers[i].Rack = eps[i].rack;
     }
     resp.BrokersCount = nb;
+    sf_kreq_respond(kr, &resp);
+}
+
+/* ---- FindCoordinator: the owner of the group's bucket, from the snapshot ---- */
+
+typedef struct coordinator_answer {
+    int16_t error;
+    const char *message;
+    int32_t node_id, port;
+    sf_slice_t host;
+} coordinator_answer_t;
+
+static coordinator_answer_t find_coordinator(sf_kreq_t *kr, const broker_ep_t *eps, int nb,
+                                             sf_slice_t key, int8_t key_type) {
+    const sf_cluster_snapshot_t *snap = kr->snap;
+    coordinator_answer_t a = {SF_KERR_COORDINATOR_NOT_AVAILABLE, NULL, -1, -1, {(const uint8_t *)"", 0}};
+    int i, b;
+    if (key_type != 0) {
+        a.error = key_type == 1 ? SF_KERR_COORDINATOR_NOT_AVAILABLE : SF_KERR_INVALID_REQUEST;
+        a.message = key_type == 1 ? "Transactions are not served by this broker."
+                                  : "Unknown coordinator key type.";
+        return a;
+    }
+    if (key.len <= 0) {
+        a.error = SF_KERR_INVALID_GROUP_ID;
+        return a;
+    }
+    if (!snap || snap->ngroup_buckets < 1) {
+        a.message = "The group coordinators are not placed yet.";
+        return a;
+    }
+    b = sf_coord_bucket_of((const char *)key.p, (size_t)key.len, snap->ngroup_buckets);
+    for (i = 0; i < nb; i++)
+        if (eps[i].id == snap->group_buckets[b].broker) {
+            a.error = SF_KERR_NONE;
+            a.node_id = eps[i].id;
+            a.host = eps[i].host;
+            a.port = eps[i].port;
+            return a;
+        }
+    a.message = "The group's coordinator is not available.";
+    return a;
+}
+
+void sf_kapi_FindCoordinator(sf_kreq_t *kr, void *msg) {
+    const sf_proto_FindCoordinatorRequest_t *req = msg;
+    sf_proto_FindCoordinatorResponse_t resp;
+    broker_ep_t *eps;
+    int i, nb = listener_brokers(kr, &eps);
+    sf_proto_FindCoordinatorResponse_init(&resp);
+    if (nb < 0) {
+        sf_kreq_close(kr, "no memory for the response");
+        return;
+    }
+    if (kr->version < 4) {
+        coordinator_answer_t a = find_coordinator(kr, eps, nb, req->Key, req->KeyType);
+        resp.ErrorCode = a.error;
+        resp.ErrorMessage = sf_slice_cstr(a.message);
+        resp.NodeId = a.node_id;
+        resp.Host = a.host;
+        resp.Port = a.port;
+        sf_kreq_respond(kr, &resp);
+        return;
+    }
+    resp.CoordinatorsCount = req->CoordinatorKeysCount > 0 ? req->CoordinatorKeysCount : 0;
+    resp.Coordinators = sf_kreq_alloc(kr, (size_t)resp.CoordinatorsCount,
+                                      sizeof(*resp.Coordinators));
+    if (!resp.Coordinators) {
+        sf_kreq_close(kr, "no memory for the response");
+        return;
+    }
+    for (i = 0; i < resp.CoordinatorsCount; i++) {
+        sf_proto_FindCoordinatorResponse_Coordinator_t *c = &resp.Coordinators[i];
+        coordinator_answer_t a =
+            find_coordinator(kr, eps, nb, req->CoordinatorKeys[i], req->KeyType);
+        sf_proto_FindCoordinatorResponse_Coordinator_init(c);
+        c->Key = req->CoordinatorKeys[i];
+        c->ErrorCode = a.error;
+        c->ErrorMessage = sf_slice_cstr(a.message);
+        c->NodeId = a.node_id;
+        c->Host = a.host;
+        c->Port = a.port;
+    }
     sf_kreq_respond(kr, &resp);
 }

@@ -54,5 +54,16 @@ void sf_kapi_ElectLeaders(sf_kreq_t *kr, void *msg);
 void sf_kapi_AlterPartitionReassignments(sf_kreq_t *kr, void *msg);
 void sf_kapi_ListPartitionReassignments(sf_kreq_t *kr, void *msg);
 void sf_kapi_ControlledShutdown(sf_kreq_t *kr, void *msg);
+void sf_kapi_FindCoordinator(sf_kreq_t *kr, void *msg);
+void sf_kapi_JoinGroup(sf_kreq_t *kr, void *msg);
+void sf_kapi_SyncGroup(sf_kreq_t *kr, void *msg);
+void sf_kapi_Heartbeat(sf_kreq_t *kr, void *msg);
+void sf_kapi_LeaveGroup(sf_kreq_t *kr, void *msg);
+void sf_kapi_OffsetCommit(sf_kreq_t *kr, void *msg);
+void sf_kapi_OffsetFetch(sf_kreq_t *kr, void *msg);
+void sf_kapi_OffsetDelete(sf_kreq_t *kr, void *msg);
+void sf_kapi_ListGroups(sf_kreq_t *kr, void *msg);
+void sf_kapi_DescribeGroups(sf_kreq_t *kr, void *msg);
+void sf_kapi_DeleteGroups(sf_kreq_t *kr, void *msg);
 
 #endif

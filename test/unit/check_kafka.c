@@ -37,6 +37,7 @@
 #include "compress.h"
 #include "crc32c.h"
 #include "dispatch.h"
+#include "group.h"
 #include "err.h"
 #include "iopool.h"
 #include "kmsg.h"
@@ -84,6 +85,11 @@ sf_view_t *sf_broker_view(sf_broker_t *b) {
 
 /* Never registered in ZooKeeper: admin writes and auto-creation find no cluster. */
 sf_cluster_t *sf_broker_cluster(sf_broker_t *b) {
+    (void)b;
+    return NULL;
+}
+
+sf_coord_t *sf_broker_coordinator(sf_broker_t *b) {
     (void)b;
     return NULL;
 }
