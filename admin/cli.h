@@ -80,7 +80,8 @@ void sf_cli_json_print(json_t *j);
 /* Sub-commands (admin/cmd_*.c). */
 int sf_cmd_topic(sf_cli_t *cli, int argc, char **argv);   /* create|list|describe|delete|alter */
 int sf_cmd_config(sf_cli_t *cli, int argc, char **argv);  /* get|set */
-int sf_cmd_broker(sf_cli_t *cli, int argc, char **argv);  /* list */
+int sf_cmd_broker(sf_cli_t *cli, int argc, char **argv);  /* list|api-versions */
+int sf_cmd_group(sf_cli_t *cli, int argc, char **argv);   /* list|describe|delete|reset-offsets */
 int sf_cmd_cluster(sf_cli_t *cli, int argc, char **argv); /* status */
 int sf_cmd_produce(sf_cli_t *cli, int argc, char **argv);
 int sf_cmd_consume(sf_cli_t *cli, int argc, char **argv);

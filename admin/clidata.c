@@ -353,3 +353,89 @@ void sf_clidata_sigthread_stop(void) {
 int sf_clidata_progress_enabled(void) {
     return isatty(STDERR_FILENO);
 }
+
+/* ---- timestamps ---------------------------------------------------------------------- */
+
+/* The value of the two decimal digits at @p, or -1 when they are not two digits. */
+static int two_digits(const char *p) {
+    if (p[0] < '0' || p[0] > '9' || p[1] < '0' || p[1] > '9')
+        return -1;
+    return (p[0] - '0') * 10 + (p[1] - '0');
+}
+
+int sf_clidata_parse_timestamp(const char *s, int64_t *ms) {
+    struct tm tm;
+    const char *p;
+    int64_t frac = 0, secs;
+    int have_zone = 0, zone_s = 0;
+    char *end;
+
+    if (*s && strspn(s, "0123456789") == strlen(s)) {
+        errno = 0;
+        long long v = strtoll(s, &end, 10);
+        if (errno)
+            return -1;
+        *ms = v;
+        return 0;
+    }
+    memset(&tm, 0, sizeof(tm));
+    p = strptime(s, "%Y-%m-%d", &tm);
+    if (!p)
+        return -1;
+    if (*p == 'T' || *p == ' ') {
+        const char *q = strptime(p + 1, "%H:%M", &tm);
+        if (!q)
+            return -1;
+        p = q;
+        if (*p == ':') {
+            q = strptime(p + 1, "%S", &tm);
+            if (!q)
+                return -1;
+            p = q;
+            if (*p == '.' || *p == ',') {
+                int digits = 0;
+                p++;
+                while (*p >= '0' && *p <= '9') {
+                    if (digits < 3) {
+                        frac = frac * 10 + (*p - '0');
+                        digits++;
+                    }
+                    p++;
+                }
+                if (digits == 0)
+                    return -1;
+                while (digits++ < 3)
+                    frac *= 10;
+            }
+        }
+    }
+    if (*p == 'Z') {
+        have_zone = 1;
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        /* +HH, +HHMM or +HH:MM: exactly two digits each, HH up to 23, MM up to 59. */
+        int sign = *p == '-' ? -1 : 1, hh, mm = 0;
+        if ((hh = two_digits(p + 1)) < 0 || hh > 23)
+            return -1;
+        p += 3;
+        if (*p) {
+            if (*p == ':')
+                p++;
+            if ((mm = two_digits(p)) < 0 || mm > 59)
+                return -1;
+            p += 2;
+        }
+        have_zone = 1;
+        zone_s = sign * (hh * 3600 + mm * 60);
+    }
+    if (*p)
+        return -1;
+    if (have_zone) {
+        secs = (int64_t)timegm(&tm) - zone_s;
+    } else {
+        tm.tm_isdst = -1;
+        secs = (int64_t)mktime(&tm);
+    }
+    *ms = secs * 1000 + frac;
+    return 0;
+}

@@ -57,6 +57,11 @@ const char *sf_clidata_topic_arg(const sf_cli_t *cli, int argc, char **argv);
  * and "\\" as one backslash. Returns the length of @out. */
 size_t sf_clidata_unescape(const char *s, char *out, size_t size);
 
+/* Parse a point in time: milliseconds since the epoch, or ISO 8601 (2024-05-01T12:00:00Z,
+ * 2024-05-01T14:00:00.250+02:00; without a zone local time; a date alone is its midnight)
+ * into *@ms. Returns 0, or -1 when @s is neither. */
+int sf_clidata_parse_timestamp(const char *s, int64_t *ms);
+
 /* CLOCK_MONOTONIC in nanoseconds. */
 int64_t sf_clidata_now_ns(void);
 

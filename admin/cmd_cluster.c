@@ -1,4 +1,4 @@
-/* streamflow broker list, streamflow cluster status. */
+/* streamflow broker list|api-versions, streamflow cluster status. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,9 +112,101 @@ static int broker_list(sf_cli_t *cli, int argc, char **argv) {
     return SF_CLI_EXIT_OK;
 }
 
+/* ------------------------------------------------------------------------------------------
+ * broker api-versions
+ * ------------------------------------------------------------------------------------------ */
+
+static void broker_apis_help(void) {
+    fputs("Usage: streamflow broker api-versions [--broker ID] [OPTIONS]\n"
+          "\n"
+          "List the Kafka APIs a broker serves (its ApiVersions answer): name, key and the range\n"
+          "of versions it accepts.\n"
+          "\n"
+          "Options:\n"
+          "      --broker ID              ask broker ID (default: any broker)\n",
+          stdout);
+    sf_cli_print_common_options(stdout);
+}
+
+static void broker_apis_print(const sf_cli_t *cli, const sf_api_version_t *apis, size_t n) {
+    static const char *const headers[] = {"API", "KEY", "MIN", "MAX"};
+    sf_cli_table_t *tab;
+    size_t i;
+
+    if (cli->json) {
+        json_t *arr = json_array();
+
+        for (i = 0; i < n; i++)
+            json_array_append_new(arr, json_pack("{s:s, s:i, s:i, s:i}", "name", apis[i].name,
+                                                 "key", apis[i].api_key, "min",
+                                                 apis[i].min_version, "max",
+                                                 apis[i].max_version));
+        sf_cli_json_print(json_pack("{s:o}", "apis", arr));
+        return;
+    }
+    tab = sf_cli_table_new(4, headers);
+    for (i = 0; i < n; i++) {
+        char key[16], lo[16], hi[16];
+        const char *cells[4];
+
+        snprintf(key, sizeof key, "%d", apis[i].api_key);
+        snprintf(lo, sizeof lo, "%d", apis[i].min_version);
+        snprintf(hi, sizeof hi, "%d", apis[i].max_version);
+        cells[0] = apis[i].name;
+        cells[1] = key;
+        cells[2] = lo;
+        cells[3] = hi;
+        sf_cli_table_add(tab, cells);
+    }
+    sf_cli_table_print(tab, stdout);
+    sf_cli_table_free(tab);
+}
+
+static int broker_apis(sf_cli_t *cli, int argc, char **argv) {
+    static const struct option longopts[] = {
+        SF_CLI_LONGOPTS, {"broker", required_argument, NULL, 0x200}, {NULL, 0, NULL, 0}};
+    sf_api_version_t *apis = NULL;
+    long long broker = -1;
+    size_t n = 0;
+    sf_admin_t *a;
+    char what[64];
+    int opt, rc;
+
+    optind = 0;
+    while ((opt = sf_cli_getopt(cli, argc, argv, SF_CLI_SHORTOPTS, longopts)) != -1) {
+        if (opt == 'h') {
+            broker_apis_help();
+            return SF_CLI_EXIT_OK;
+        }
+        if (opt != 0x200 || sf_cli_parse_int(cli, "--broker", optarg, 0, INT32_MAX, &broker) < 0)
+            return SF_CLI_EXIT_USAGE;
+    }
+    if (optind < argc) {
+        sf_cli_error(cli, "unexpected argument '%s'; see '%s --help'", argv[optind], cli->prog);
+        return SF_CLI_EXIT_USAGE;
+    }
+    if ((a = sf_cli_admin(cli)) == NULL)
+        return SF_CLI_EXIT_USAGE;
+    rc = sf_admin_api_versions(a, (int32_t)broker, cli->timeout_ms, &apis, &n);
+    sf_admin_destroy(a);
+    if (rc == SF_ERROR_NOTFOUND) {
+        sf_cli_error(cli, "there is no broker %lld; see 'streamflow broker list'", broker);
+        return SF_CLI_EXIT_FAIL;
+    }
+    if (rc != 0) {
+        snprintf(what, sizeof what, "asking broker %lld", broker);
+        return sf_cli_fail(cli, broker < 0 ? "asking a broker" : what, rc);
+    }
+    broker_apis_print(cli, apis, n);
+    sf_api_versions_destroy(apis);
+    return SF_CLI_EXIT_OK;
+}
+
 int sf_cmd_broker(sf_cli_t *cli, int argc, char **argv) {
     if (argc >= 1 && strcmp(argv[0], "list") == 0)
         return broker_list(cli, argc, argv);
+    if (argc >= 1 && strcmp(argv[0], "api-versions") == 0)
+        return broker_apis(cli, argc, argv);
     sf_cli_error(cli, "unknown sub-command 'broker %s'; see 'streamflow help broker'",
                  argc >= 1 ? argv[0] : "");
     return SF_CLI_EXIT_USAGE;

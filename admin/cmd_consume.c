@@ -13,10 +13,22 @@
 
 static const char consume_usage[] =
     "Usage: streamflow consume TOPIC [OPTIONS]\n"
+    "       streamflow consume TOPIC --group GROUP [OPTIONS]\n"
     "\n"
     "Print the records of TOPIC (every partition, or those given with --partition), one per\n"
     "line, until interrupted (SIGINT/SIGTERM) or a stop condition below is met. Then print\n"
     "\"Processed a total of N messages\" to standard error.\n"
+    "\n"
+    "Consumer group:\n"
+    "  --group GROUP          join consumer group GROUP and read the partitions its\n"
+    "                         coordinator assigns (shared with the group's other members),\n"
+    "                         from the group's committed offsets; commit the offsets of the\n"
+    "                         records printed (enable.auto.commit) and leave the group on exit.\n"
+    "                         TOPIC may be a regular expression starting with ^ (POSIX\n"
+    "                         extended, matched against whole topic names). Partitions without\n"
+    "                         a committed offset start at the end, or with --from-beginning at\n"
+    "                         the beginning (auto.offset.reset). --partition, --offset,\n"
+    "                         --from-timestamp and --to-end do not apply\n"
     "\n"
     "Where to start (default: the end, i.e. only new records):\n"
     "  --from-beginning       the first offset of each partition\n"
@@ -68,7 +80,8 @@ enum {
     OPT_PRINT_OFFSET,
     OPT_PRINT_PARTITION,
     OPT_PRINT_TIMESTAMP,
-    OPT_KEYSEP
+    OPT_KEYSEP,
+    OPT_GROUP
 };
 
 /* ---- output format ---------------------------------------------------------------------- */
@@ -363,91 +376,6 @@ done:
 
 /* ---- start positions -------------------------------------------------------------------- */
 
-/* The value of the two decimal digits at @p, or -1 when they are not two digits. */
-static int two_digits(const char *p) {
-    if (p[0] < '0' || p[0] > '9' || p[1] < '0' || p[1] > '9')
-        return -1;
-    return (p[0] - '0') * 10 + (p[1] - '0');
-}
-
-/* Parse --from-timestamp: milliseconds, or ISO 8601. Returns 0 or -1. */
-static int parse_timestamp(const char *s, int64_t *ms) {
-    struct tm tm;
-    const char *p;
-    int64_t frac = 0, secs;
-    int have_zone = 0, zone_s = 0;
-    char *end;
-
-    if (*s && strspn(s, "0123456789") == strlen(s)) {
-        errno = 0;
-        long long v = strtoll(s, &end, 10);
-        if (errno)
-            return -1;
-        *ms = v;
-        return 0;
-    }
-    memset(&tm, 0, sizeof(tm));
-    p = strptime(s, "%Y-%m-%d", &tm);
-    if (!p)
-        return -1;
-    if (*p == 'T' || *p == ' ') {
-        const char *q = strptime(p + 1, "%H:%M", &tm);
-        if (!q)
-            return -1;
-        p = q;
-        if (*p == ':') {
-            q = strptime(p + 1, "%S", &tm);
-            if (!q)
-                return -1;
-            p = q;
-            if (*p == '.' || *p == ',') {
-                int digits = 0;
-                p++;
-                while (*p >= '0' && *p <= '9') {
-                    if (digits < 3) {
-                        frac = frac * 10 + (*p - '0');
-                        digits++;
-                    }
-                    p++;
-                }
-                if (digits == 0)
-                    return -1;
-                while (digits++ < 3)
-                    frac *= 10;
-            }
-        }
-    }
-    if (*p == 'Z') {
-        have_zone = 1;
-        p++;
-    } else if (*p == '+' || *p == '-') {
-        /* +HH, +HHMM or +HH:MM: exactly two digits each, HH up to 23, MM up to 59. */
-        int sign = *p == '-' ? -1 : 1, hh, mm = 0;
-        if ((hh = two_digits(p + 1)) < 0 || hh > 23)
-            return -1;
-        p += 3;
-        if (*p) {
-            if (*p == ':')
-                p++;
-            if ((mm = two_digits(p)) < 0 || mm > 59)
-                return -1;
-            p += 2;
-        }
-        have_zone = 1;
-        zone_s = sign * (hh * 3600 + mm * 60);
-    }
-    if (*p)
-        return -1;
-    if (have_zone) {
-        secs = (int64_t)timegm(&tm) - zone_s;
-    } else {
-        tm.tm_isdst = -1;
-        secs = (int64_t)mktime(&tm);
-    }
-    *ms = secs * 1000 + frac;
-    return 0;
-}
-
 /* ---- the command ------------------------------------------------------------------------ */
 
 typedef struct part_state {
@@ -537,6 +465,34 @@ static void consume_on_signal(int sig, void *arg) {
         sf_consumer_wakeup(c);
 }
 
+/* The consumer of --group GROUP, subscribed to @topic (a name or a ^pattern). Returns an exit
+ * code; on success *@conf and *@cons are set (the caller destroys them). */
+static int consume_group_start(sf_cli_t *cli, const char *group, const char *topic,
+                               int from_beginning, sf_conf_t **conf, sf_consumer_t **cons) {
+    char errstr[512];
+    int err;
+
+    if (!(*conf = sf_cli_conf(cli)) ||
+        sf_clidata_conf_set(cli, *conf, "--group", "group.id", group) < 0 ||
+        (from_beginning &&
+         sf_clidata_conf_set(cli, *conf, "--from-beginning", "auto.offset.reset", "earliest") <
+             0))
+        return SF_CLI_EXIT_USAGE;
+    errstr[0] = '\0';
+    if (!(*cons = sf_consumer_new(*conf, errstr, sizeof(errstr)))) {
+        sf_cli_error(cli, "cannot create a consumer: %s", errstr[0] ? errstr : "out of memory");
+        return SF_CLI_EXIT_USAGE;
+    }
+    if ((err = sf_consumer_subscribe(*cons, &topic, 1)) != SF_OK) {
+        if (err == SF_ERROR_INVALID) {
+            sf_cli_error(cli, "'%s' is not a valid topic or regular expression", topic);
+            return SF_CLI_EXIT_USAGE;
+        }
+        return sf_cli_fail(cli, "subscribing", err);
+    }
+    return SF_CLI_EXIT_OK;
+}
+
 static part_state_t *find_part(part_state_t *parts, size_t n, int32_t id) {
     for (size_t i = 0; i < n; i++)
         if (parts[i].id == id)
@@ -562,11 +518,12 @@ int sf_cmd_consume(sf_cli_t *cli, int argc, char **argv) {
         {"print-timestamp", no_argument, NULL, OPT_PRINT_TIMESTAMP},
         {"key-separator", required_argument, NULL, OPT_KEYSEP},
         {"quiet", no_argument, NULL, 'q'},
+        {"group", required_argument, NULL, OPT_GROUP},
         {NULL, 0, NULL, 0}};
     int32_t want[1024];
     size_t nwant = 0, nparts = 0, ndone = 0;
     part_state_t *parts = NULL;
-    const char *topic, *format = NULL, *offset_arg = NULL, *ts_arg = NULL;
+    const char *topic, *format = NULL, *offset_arg = NULL, *ts_arg = NULL, *group = NULL;
     char keysep[64] = "\t";
     int from_beginning = 0, to_end = 0, quiet = 0, rc = SF_CLI_EXIT_USAGE, c, err;
     int pr_key = 0, pr_hdrs = 0, pr_off = 0, pr_part = 0, pr_ts = 0, starts = 0;
@@ -619,6 +576,7 @@ int sf_cmd_consume(sf_cli_t *cli, int argc, char **argv) {
         case OPT_PRINT_TIMESTAMP: pr_ts = 1; break;
         case OPT_KEYSEP: sf_clidata_unescape(optarg, keysep, sizeof(keysep)); break;
         case 'q': quiet = 1; break;
+        case OPT_GROUP: group = optarg; break;
         default:
             goto out;
         }
@@ -627,6 +585,11 @@ int sf_cmd_consume(sf_cli_t *cli, int argc, char **argv) {
         goto out;
     if (starts > 1) {
         sf_cli_error(cli, "give only one of --from-beginning, --offset and --from-timestamp");
+        goto out;
+    }
+    if (group && (nwant || offset_arg || ts_arg || to_end)) {
+        sf_cli_error(cli, "--group takes the partitions and offsets from the group: "
+                          "--partition, --offset, --from-timestamp and --to-end do not apply");
         goto out;
     }
     if (from_beginning)
@@ -647,7 +610,7 @@ int sf_cmd_consume(sf_cli_t *cli, int argc, char **argv) {
             }
         }
     }
-    if (ts_arg && parse_timestamp(ts_arg, &ts_ms) < 0) {
+    if (ts_arg && sf_clidata_parse_timestamp(ts_arg, &ts_ms) < 0) {
         sf_cli_error(cli, "invalid --from-timestamp '%s': expected milliseconds since the "
                           "epoch or ISO 8601 (e.g. 2024-05-01T12:00:00Z)", ts_arg);
         goto out;
@@ -680,6 +643,14 @@ int sf_cmd_consume(sf_cli_t *cli, int argc, char **argv) {
         goto out;
     }
     sig_started = 1;
+
+    if (group) {
+        rc = consume_group_start(cli, group, topic, from_beginning, &conf, &cons);
+        if (rc != SF_CLI_EXIT_OK)
+            goto out;
+        atomic_store(&consume_sig.c, cons);
+        goto poll;
+    }
 
     /* The partitions. */
     rc = SF_CLI_EXIT_USAGE;
@@ -762,9 +733,10 @@ int sf_cmd_consume(sf_cli_t *cli, int argc, char **argv) {
 
     /* Poll and print. Output is flushed whenever no record is waiting, so that a slow topic
      * shows up at once while a fast one is written in large blocks. */
+poll:
     rc = SF_CLI_EXIT_OK;
     last_activity = sf_clidata_now_ns();
-    while (!atomic_load(&consume_sig.stop) && ndone < nparts &&
+    while (!atomic_load(&consume_sig.stop) && (group || ndone < nparts) &&
            (max_messages < 0 || count < max_messages)) {
         sf_message_t *m = sf_consumer_poll(cons, 0);
         part_state_t *ps;
@@ -784,6 +756,16 @@ int sf_cmd_consume(sf_cli_t *cli, int argc, char **argv) {
                 continue;
         }
         ps = find_part(parts, nparts, m->partition);
+        if (m->err && group) {
+            char what[320];
+            if (m->partition < 0)
+                snprintf(what, sizeof(what), "group '%s'", group);
+            else
+                snprintf(what, sizeof(what), "%s [%d]", m->topic, (int)m->partition);
+            sf_cli_fail(cli, what, m->err);
+            sf_message_destroy(m);
+            continue;
+        }
         if (m->err) {
             if (ps && !ps->done && m->err != ps->last_err) {
                 char what[320];
@@ -800,11 +782,12 @@ int sf_cmd_consume(sf_cli_t *cli, int argc, char **argv) {
             sf_message_destroy(m);
             continue;
         }
-        if (!ps || ps->done) { /* past --to-end's end, or unassigned meanwhile */
+        if (!group && (!ps || ps->done)) { /* past --to-end's end, or unassigned meanwhile */
             sf_message_destroy(m);
             continue;
         }
-        ps->last_err = 0;
+        if (ps)
+            ps->last_err = 0;
         last_activity = sf_clidata_now_ns();
         if (!to_end || m->offset < ps->end) {
             if (cli->json)

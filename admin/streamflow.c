@@ -42,7 +42,17 @@ static const sf_sub_t config_subs[] = {
     {"set", "set or remove topic overrides and dynamic broker configs"},
     {NULL, NULL}};
 
-static const sf_sub_t broker_subs[] = {{"list", "list the brokers"}, {NULL, NULL}};
+static const sf_sub_t broker_subs[] = {
+    {"list", "list the brokers"},
+    {"api-versions", "list the APIs and versions a broker serves"},
+    {NULL, NULL}};
+
+static const sf_sub_t group_subs[] = {
+    {"list", "list the consumer groups"},
+    {"describe", "committed offsets, lag and members of groups"},
+    {"delete", "delete groups and their committed offsets"},
+    {"reset-offsets", "change a group's committed offsets (dry run unless --execute)"},
+    {NULL, NULL}};
 
 static const sf_sub_t cluster_subs[] = {
     {"status", "cluster id, controller, brokers, topic and partition health"}, {NULL, NULL}};
@@ -56,7 +66,8 @@ static const sf_sub_t perf_subs[] = {
 static const sf_command_t commands[] = {
     {"topic", sf_cmd_topic, topic_subs, "manage topics"},
     {"config", sf_cmd_config, config_subs, "show and change topic and broker configs"},
-    {"broker", sf_cmd_broker, broker_subs, "list the brokers"},
+    {"broker", sf_cmd_broker, broker_subs, "list the brokers and their APIs"},
+    {"group", sf_cmd_group, group_subs, "manage consumer groups"},
     {"cluster", sf_cmd_cluster, cluster_subs, "show the cluster's state"},
     {"produce", sf_cmd_produce, NULL, "write records to a topic"},
     {"consume", sf_cmd_consume, NULL, "read records from a topic"},
@@ -108,7 +119,7 @@ static void command_usage(const sf_command_t *c, FILE *out) {
     fprintf(out, "Usage: streamflow %s SUBCOMMAND [OPTIONS] [ARGS]\n\n%c%s.\n\nSub-commands:\n",
             c->name, toupper((unsigned char)c->summary[0]), c->summary + 1);
     for (s = c->subs; s->name != NULL; s++)
-        fprintf(out, "  %-10s %s\n", s->name, s->summary);
+        fprintf(out, "  %-14s %s\n", s->name, s->summary);
     fprintf(out, "\nRun 'streamflow %s SUBCOMMAND --help' for its options.\n", c->name);
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "adminapi.h"
 #include "arena.h"
 #include "client.h"
 #include "clientconf.h"
@@ -70,8 +71,11 @@ void sf_admin_destroy(sf_admin_t *a) {
  * Helpers
  * ------------------------------------------------------------------------------------------ */
 
-/* The timeout of one call: @timeout_ms, or request.timeout.ms when it is <= 0. */
-static int admin_timeout(sf_admin_t *a, int timeout_ms) {
+sf_client_t *sf_admin_client(sf_admin_t *a) {
+    return a->cl;
+}
+
+int sf_admin_timeout(sf_admin_t *a, int timeout_ms) {
     const sf_clientconf_t *cc;
 
     if (timeout_ms > 0)
@@ -190,7 +194,7 @@ static int admin_topic_call(sf_admin_t *a, int32_t target, int16_t api_key, int1
     int rc, remaining, backoff;
 
     admin_errstr(errstr, errstr_size, NULL);
-    timeout_ms = admin_timeout(a, timeout_ms);
+    timeout_ms = sf_admin_timeout(a, timeout_ms);
     deadline = sf_clock_mono_ms() + timeout_ms;
     backoff = sf_client_conf(a->cl)->retry_backoff_ms;
     if (backoff <= 0)
@@ -441,7 +445,7 @@ int sf_admin_describe_cluster(sf_admin_t *a, const char *const *topics, size_t t
     d.topic_count = topic_count;
     rc = sf_client_call(a->cl, SF_CLIENT_ANY_BROKER, SF_PROTO_API_Metadata, ADMIN_METADATA_MAX,
                         admin_metadata_encode, admin_metadata_decode, &d,
-                        admin_timeout(a, timeout_ms));
+                        sf_admin_timeout(a, timeout_ms));
     if (rc != SF_OK) {
         sf_cluster_info_destroy(d.info);
         return rc;
@@ -751,7 +755,7 @@ int sf_admin_describe_configs(sf_admin_t *a, const char *topic, int broker, int 
     c.name = topic;
     rc = sf_client_call(a->cl, target, SF_PROTO_API_DescribeConfigs, ADMIN_DESCRIBECONFIGS_MAX,
                         admin_configs_encode, admin_configs_decode, &c,
-                        admin_timeout(a, timeout_ms));
+                        sf_admin_timeout(a, timeout_ms));
     if (rc == SF_OK)
         rc = sf_client_kerr(c.ErrorCode);
     rc = admin_broker_rc(a, target, rc);
@@ -877,4 +881,85 @@ int sf_admin_alter_broker_configs(sf_admin_t *a, const char *broker, const sf_co
                           ADMIN_INCALTERCONFIGS_MAX, admin_alter_encode, admin_alter_decode, &op,
                           timeout_ms, errstr, errstr_size);
     return admin_broker_rc(a, target, rc);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * ApiVersions
+ * ------------------------------------------------------------------------------------------ */
+
+typedef struct admin_apis {
+    sf_api_version_t *apis;
+    size_t count;
+    int16_t ErrorCode;
+} admin_apis_t;
+
+static int admin_apis_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
+    sf_proto_ApiVersionsRequest_t req;
+
+    (void)arg;
+    sf_proto_ApiVersionsRequest_init(&req);
+    req.ClientSoftwareName = sf_slice_cstr("libstreamflow");
+    req.ClientSoftwareVersion = sf_slice_cstr(sf_version());
+    return sf_proto_ApiVersionsRequest_encode(wb, version, &req);
+}
+
+static int admin_cmp_api(const void *x, const void *y) {
+    const sf_api_version_t *a = x, *b = y;
+    return a->api_key < b->api_key ? -1 : a->api_key > b->api_key;
+}
+
+static int admin_apis_copy(admin_apis_t *r, const sf_proto_ApiVersionsResponse_t *resp) {
+    int32_t i;
+
+    r->ErrorCode = resp->ErrorCode;
+    if (resp->ApiKeysCount <= 0)
+        return SF_OK;
+    r->apis = calloc((size_t)resp->ApiKeysCount, sizeof *r->apis);
+    if (r->apis == NULL)
+        return SF_ERROR_NOMEM;
+    for (i = 0; i < resp->ApiKeysCount; i++) {
+        sf_api_version_t *v = &r->apis[r->count++];
+        v->api_key = resp->ApiKeys[i].ApiKey;
+        v->min_version = resp->ApiKeys[i].MinVersion;
+        v->max_version = resp->ApiKeys[i].MaxVersion;
+        v->name = sf_proto_api_name(v->api_key);
+    }
+    qsort(r->apis, r->count, sizeof *r->apis, admin_cmp_api);
+    return SF_OK;
+}
+
+static int admin_apis_decode(sf_rbuf_t *body, int16_t version, void *arg) {
+    sf_proto_ApiVersionsResponse_t resp;
+
+    return ADMIN_DECODE(ApiVersionsResponse, body, version, resp, admin_apis_copy(arg, &resp));
+}
+
+int sf_admin_api_versions(sf_admin_t *a, int32_t broker, int timeout_ms,
+                          sf_api_version_t **apis, size_t *count) {
+    admin_apis_t r;
+    int rc;
+
+    if (apis != NULL)
+        *apis = NULL;
+    if (count != NULL)
+        *count = 0;
+    if (a == NULL || apis == NULL || count == NULL || broker < -1)
+        return SF_ERROR_INVALID;
+    memset(&r, 0, sizeof r);
+    rc = sf_client_call(a->cl, broker, SF_PROTO_API_ApiVersions, 3, admin_apis_encode,
+                        admin_apis_decode, &r, sf_admin_timeout(a, timeout_ms));
+    rc = admin_broker_rc(a, broker, rc);
+    if (rc == SF_OK && r.ErrorCode != 0)
+        rc = sf_client_kerr(r.ErrorCode);
+    if (rc != SF_OK) {
+        free(r.apis);
+        return rc;
+    }
+    *apis = r.apis;
+    *count = r.count;
+    return SF_OK;
+}
+
+void sf_api_versions_destroy(sf_api_version_t *apis) {
+    free(apis);
 }

@@ -154,8 +154,8 @@ static sf_conn_t *route_any(sf_client_t *cl, int64_t now) {
     for (i = 0; i < cl->nconns; i++) {
         sf_conn_t *conn = cl->conns[i];
         int rank, load = conn->sendq.n + conn->waitq.n;
-        if (conn->dead)
-            continue;
+        if (conn->dead || SF_CLIENT_BROKER_OF(conn->id) != conn->id)
+            continue; /* a coordinator connection: its requests may wait long */
         switch (conn->state) {
         case SF_CONN_UP: rank = conn->id >= 0 ? 0 : 1; break;
         case SF_CONN_DOWN: rank = 6; break;
@@ -210,7 +210,7 @@ static int route_req(sf_client_t *cl, sf_creq_t *req, int64_t now) {
     }
     conn = sf_client_conn_find(cl, id);
     if (!conn) {
-        const sf_client_broker_t *b = sf_client_broker(cl, id);
+        const sf_client_broker_t *b = sf_client_broker(cl, SF_CLIENT_BROKER_OF(id));
         if (!b) {
             if (req->target >= 0 && cl->md.ever && cl->md.seq != req->md_seq) {
                 /* The metadata was refreshed after the request was made and the broker is

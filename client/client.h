@@ -27,6 +27,16 @@ typedef struct sf_clientconf sf_clientconf_t; /* parsed configuration (clientcon
 #define SF_CLIENT_ANY_BROKER (-1) /* any broker: a connected one, else a bootstrap server */
 #define SF_CLIENT_CONTROLLER (-2) /* the controller from the last metadata */
 
+/* The id of a second connection to broker @id, for a group coordinator. A JoinGroup waits at
+ * the coordinator for the whole rebalance and a broker answers a connection's requests in
+ * order, so on the broker's own connection it would hold back fetches and metadata (and their
+ * timeouts would close the connection under it); Kafka's consumer keeps a separate connection
+ * for the same reason, under the same id. Broker ids must stay below INT32_MAX / 2 (Kafka's
+ * reserved.broker.max.id is 1000). */
+#define SF_CLIENT_COORD_CONN(id) (INT32_MAX - (id))
+/* The broker behind connection id @id (itself for ordinary ids). */
+#define SF_CLIENT_BROKER_OF(id) ((id) > INT32_MAX / 2 ? INT32_MAX - (id) : (id))
+
 /* Request flags. */
 #define SF_CLIENT_NO_RESPONSE 0x1 /* the broker sends no response (Produce with acks=0): the
                                    * callback runs with err 0 and a NULL body once written */
@@ -77,6 +87,7 @@ typedef struct sf_client_topic {
     int internal;
     int32_t partition_count;
     sf_client_partition_t *partitions; /* indexed by partition id */
+    unsigned seen; /* the metadata seq of the last response that listed it */
 } sf_client_topic_t;
 
 typedef struct sf_client_broker {
@@ -162,6 +173,15 @@ const char *sf_client_cluster_id(sf_client_t *cl);
  * Topics are not auto-created by these refreshes (AllowAutoTopicCreation false) unless
  * @autocreate. */
 int sf_client_metadata_want(sf_client_t *cl, const char *name, int autocreate);
+
+/* Every topic in the cache (sorted by name; @count receives how many). With
+ * sf_client_metadata_all on, that is every topic of the cluster as of the last refresh. */
+const sf_client_topic_t *const *sf_client_topics(sf_client_t *cl, int *count);
+
+/* Ask every refresh for all the cluster's topics too (@on 1), e.g. for a pattern
+ * subscription; topics the cluster no longer lists and nobody follows leave the cache. A
+ * refresh is planned at once when turning it on. */
+void sf_client_metadata_all(sf_client_t *cl, int on);
 
 /* Something failed with a metadata error (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION,
  * a broker down): refresh soon (coalesced; at most once per retry.backoff.ms). */

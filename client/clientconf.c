@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "assignor.h"
 #include "err.h"
 #include "props.h"
 
@@ -22,6 +23,7 @@ typedef enum key_type {
     KT_ENUM,    /* int: one of a list of names */
     KT_CODEC,   /* sf_compress_codec_t */
     KT_KBYTES,  /* int64_t bytes from a number of KiB */
+    KT_ASSIGNORS, /* sf_clientconf_assignors_t from a list of assignor names */
     KT_IGNORED, /* a Kafka key the library accepts and does not use */
 } key_type_t;
 
@@ -44,6 +46,8 @@ struct sf_conf {
     char **values; /* one per key, NULL = default */
     sf_log_cb *log_cb;
     void *log_opaque;
+    sf_rebalance_cb *rebalance_cb;
+    void *rebalance_opaque;
 };
 
 static const enum_val_t protocol_vals[] = {{"PLAINTEXT", 0}, {"SSL", 1}, {NULL, 0}};
@@ -106,10 +110,18 @@ static const key_def_t keys[] = {
     {"check.crcs", KT_BOOL, F(check_crcs), 0, 0, "true", NULL, NULL},
     {"auto.offset.reset", KT_ENUM, F(auto_offset_reset), 0, 0, "latest", reset_vals, NULL},
 
-    /* Kafka client keys with no effect here (groups, serializers, socket tuning). */
-    IGNORED("group.id"), IGNORED("group.instance.id"), IGNORED("enable.auto.commit"),
-    IGNORED("auto.commit.interval.ms"), IGNORED("session.timeout.ms"),
-    IGNORED("heartbeat.interval.ms"), IGNORED("max.poll.interval.ms"), IGNORED("max.poll.records"),
+    {"group.id", KT_STRING, F(group_id), 0, 0, NULL, NULL, NULL},
+    {"group.instance.id", KT_STRING, F(group_instance_id), 0, 0, NULL, NULL, NULL},
+    {"session.timeout.ms", KT_INT, F(session_timeout_ms), 1, IMAX, "45000", NULL, NULL},
+    {"heartbeat.interval.ms", KT_INT, F(heartbeat_interval_ms), 1, IMAX, "3000", NULL, NULL},
+    {"max.poll.interval.ms", KT_INT, F(max_poll_interval_ms), 1, IMAX, "300000", NULL, NULL},
+    {"partition.assignment.strategy", KT_ASSIGNORS, F(assignors), 0, 0,
+     "range,cooperative-sticky", NULL, NULL},
+    {"enable.auto.commit", KT_BOOL, F(enable_auto_commit), 0, 0, "true", NULL, NULL},
+    {"auto.commit.interval.ms", KT_INT, F(auto_commit_interval_ms), 1, IMAX, "5000", NULL, NULL},
+
+    /* Kafka client keys with no effect here (serializers, socket tuning). */
+    IGNORED("max.poll.records"),
     IGNORED("isolation.level"), IGNORED("allow.auto.create.topics"),
     IGNORED("max.in.flight.requests.per.connection"), IGNORED("key.serializer"),
     IGNORED("value.serializer"), IGNORED("key.deserializer"), IGNORED("value.deserializer"),
@@ -137,6 +149,46 @@ static int parse_integer(const char *s, int64_t *out) {
         return -1;
     *out = v;
     return 0;
+}
+
+/* Parse the comma-separated assignor names of @value into @out (when not NULL). */
+static int parse_assignors(const key_def_t *k, const char *value, sf_clientconf_assignors_t *out,
+                           char *errstr, size_t size) {
+    sf_clientconf_assignors_t a;
+    const char *p = value;
+    memset(&a, 0, sizeof(a));
+    while (*p) {
+        char name[128];
+        size_t len;
+        sf_assignor_kind_t kind;
+        int i;
+        p += strspn(p, ", \t");
+        len = strcspn(p, ", \t");
+        if (len == 0)
+            break;
+        if (len >= sizeof(name) ||
+            (memcpy(name, p, len), name[len] = '\0', sf_assignor_parse(name, &kind) != SF_OK)) {
+            sf_errf(errstr, size,
+                    "%s: unknown assignor '%.*s' (expected range, roundrobin or "
+                    "cooperative-sticky)", k->name, (int)(len > 64 ? 64 : len), p);
+            return SF_ERROR_INVALID;
+        }
+        for (i = 0; i < a.n; i++)
+            if (a.kinds[i] == (int)kind) {
+                sf_errf(errstr, size, "%s: '%s' is listed twice", k->name, name);
+                return SF_ERROR_INVALID;
+            }
+        a.kinds[a.n++] = (int)kind;
+        p += len;
+    }
+    if (a.n == 0) {
+        sf_errf(errstr, size, "%s: no assignor given (expected range, roundrobin or "
+                              "cooperative-sticky)", k->name);
+        return SF_ERROR_INVALID;
+    }
+    if (out)
+        *out = a;
+    return SF_OK;
 }
 
 /* Parse @value for key @k; store into @cc when not NULL. */
@@ -205,6 +257,9 @@ static int key_parse(const key_def_t *k, const char *value, sf_clientconf_t *cc,
                  names);
         }
         return SF_ERROR_INVALID;
+    case KT_ASSIGNORS:
+        return parse_assignors(k, value, field ? (sf_clientconf_assignors_t *)field : NULL,
+                               errstr, size);
     case KT_CODEC: {
         sf_compress_codec_t c;
         if (sf_compress_codec_parse(value, &c) != SF_OK) {
@@ -255,6 +310,8 @@ sf_conf_t *sf_conf_dup(const sf_conf_t *conf) {
         }
     d->log_cb = conf->log_cb;
     d->log_opaque = conf->log_opaque;
+    d->rebalance_cb = conf->rebalance_cb;
+    d->rebalance_opaque = conf->rebalance_opaque;
     return d;
 }
 
@@ -315,6 +372,11 @@ void sf_conf_set_log_cb(sf_conf_t *conf, sf_log_cb *cb, void *opaque) {
     conf->log_opaque = opaque;
 }
 
+void sf_conf_set_rebalance_cb(sf_conf_t *conf, sf_rebalance_cb *cb, void *opaque) {
+    conf->rebalance_cb = cb;
+    conf->rebalance_opaque = opaque;
+}
+
 void sf_clientconf_free(sf_clientconf_t *cc) {
     size_t i;
     if (!cc)
@@ -341,8 +403,17 @@ sf_clientconf_t *sf_clientconf_parse(const sf_conf_t *conf, char *errstr, size_t
     }
     cc->log_cb = conf->log_cb;
     cc->log_opaque = conf->log_opaque;
+    cc->rebalance_cb = conf->rebalance_cb;
+    cc->rebalance_opaque = conf->rebalance_opaque;
     if (!cc->bootstrap_servers) {
         sf_errf(errstr, errstr_size, "bootstrap.servers: not set (expected host:port[,host:port...])");
+        sf_clientconf_free(cc);
+        return NULL;
+    }
+    if (cc->group_id && cc->heartbeat_interval_ms >= cc->session_timeout_ms) {
+        sf_errf(errstr, errstr_size,
+                "heartbeat.interval.ms: %d is not below session.timeout.ms (%d)",
+                cc->heartbeat_interval_ms, cc->session_timeout_ms);
         sf_clientconf_free(cc);
         return NULL;
     }

@@ -10,6 +10,13 @@
 
 typedef struct sf_clientconf sf_clientconf_t;
 
+/* partition.assignment.strategy: the assignors (sf_assignor_kind_t) in preference order. */
+#define SF_CLIENTCONF_MAX_ASSIGNORS 3
+typedef struct sf_clientconf_assignors {
+    int kinds[SF_CLIENTCONF_MAX_ASSIGNORS];
+    int n;
+} sf_clientconf_assignors_t;
+
 /* Parsed configuration. Times in milliseconds, sizes in bytes. */
 struct sf_clientconf {
     /* common */
@@ -55,6 +62,19 @@ struct sf_clientconf {
     int check_crcs;               /* check.crcs, true */
     int auto_offset_reset;        /* auto.offset.reset: earliest (SF_OFFSET_BEGINNING) | latest
                                    * (SF_OFFSET_END) | none (0: report OFFSET_OUT_OF_RANGE) */
+
+    /* consumer groups */
+    char *group_id;               /* group.id (NULL: no group) */
+    char *group_instance_id;      /* group.instance.id (NULL: a dynamic member) */
+    int session_timeout_ms;       /* session.timeout.ms, 45000 */
+    int heartbeat_interval_ms;    /* heartbeat.interval.ms, 3000 */
+    int max_poll_interval_ms;     /* max.poll.interval.ms, 300000 */
+    sf_clientconf_assignors_t assignors; /* partition.assignment.strategy,
+                                          * "range,cooperative-sticky" */
+    int enable_auto_commit;       /* enable.auto.commit, true */
+    int auto_commit_interval_ms;  /* auto.commit.interval.ms, 5000 */
+    sf_rebalance_cb *rebalance_cb; /* sf_conf_set_rebalance_cb */
+    void *rebalance_opaque;
 };
 
 /* The parsed form of @conf. Returns NULL with a message in @errstr when a value that can only

@@ -114,7 +114,10 @@ static void conn_rd_cb(evutil_socket_t fd, short what, void *arg);
 static void conn_flush(sf_conn_t *conn);
 
 static const char *conn_name(const sf_conn_t *conn, char *buf, size_t size) {
-    if (conn->id >= 0)
+    if (conn->id >= 0 && SF_CLIENT_BROKER_OF(conn->id) != conn->id)
+        snprintf(buf, size, "group coordinator %d (%s:%d)", (int)SF_CLIENT_BROKER_OF(conn->id),
+                 conn->host, conn->port);
+    else if (conn->id >= 0)
         snprintf(buf, size, "broker %d (%s:%d)", (int)conn->id, conn->host, conn->port);
     else
         snprintf(buf, size, "bootstrap server %s:%d", conn->host, conn->port);

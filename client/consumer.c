@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "cgroup.h"
 #include "clientconf.h"
 #include "clock.h"
 #include "compress.h"
@@ -682,6 +683,12 @@ struct sf_consumer {
     int32_t *busy;
     size_t nbusy, capbusy;
     sf_consumer_pool_t *pool; /* memory of the decoded chunks */
+    sf_cgroup_t *group;       /* the group membership (group.id set), or NULL */
+    /* A group member's last message handed out by poll: the application may still be
+     * processing it, so the commits made in the background stop before it until the next
+     * poll (a reference on the partition; NULL when none). */
+    cpart_t *last_part;
+    int64_t last_offset;
 };
 
 static const sf_clientconf_t *conf_of(sf_client_t *cl) {
@@ -1404,8 +1411,9 @@ static void hook_stop(sf_client_t *cl, void *self) {
  * ------------------------------------------------------------------------------------------ */
 
 sf_consumer_t *sf_consumer_new(const sf_conf_t *conf, char *errstr, size_t errstr_size) {
-    sf_client_role_t role;
+    sf_client_role_t roles[2];
     sf_consumer_t *c;
+    const char *group_id;
     if (!conf) {
         sf_errf(errstr, errstr_size, "no configuration");
         return NULL;
@@ -1415,25 +1423,32 @@ sf_consumer_t *sf_consumer_new(const sf_conf_t *conf, char *errstr, size_t errst
         sf_errf(errstr, errstr_size, "out of memory");
         return NULL;
     }
-    memset(&role, 0, sizeof(role));
-    role.self = c;
-    role.on_wake = hook_wake;
-    role.on_metadata = hook_metadata;
-    role.on_broker = hook_broker;
-    role.on_stop = hook_stop;
+    memset(roles, 0, sizeof(roles));
+    roles[0].self = c;
+    roles[0].on_wake = hook_wake;
+    roles[0].on_metadata = hook_metadata;
+    roles[0].on_broker = hook_broker;
+    roles[0].on_stop = hook_stop;
     c->pool = sf_consumer_pool_new();
+    group_id = sf_conf_get(conf, "group.id");
+    if (c->pool && group_id && *group_id && !(c->group = sf_cgroup_new(c, &roles[1]))) {
+        sf_errf(errstr, errstr_size, "out of memory");
+        goto err;
+    }
     if (!c->pool) {
         sf_errf(errstr, errstr_size, "out of memory");
-        free(c);
-        return NULL;
+        goto err;
     }
-    c->cl = sf_client_new(conf, &role, 1, errstr, errstr_size);
-    if (!c->cl) {
-        sf_consumer_pool_release(c->pool);
-        free(c);
-        return NULL;
-    }
+    c->cl = sf_client_new(conf, roles, c->group ? 2 : 1, errstr, errstr_size);
+    if (!c->cl || (c->group && sf_cgroup_start(c->group, c->cl, errstr, errstr_size) != SF_OK))
+        goto err;
     return c;
+err:
+    sf_client_destroy(c->cl);
+    sf_cgroup_free(c->group);
+    sf_consumer_pool_release(c->pool);
+    free(c);
+    return NULL;
 }
 
 static int offset_ok(int64_t offset) {
@@ -1462,10 +1477,20 @@ static void part_seek(sf_consumer_t *c, cpart_t *part, int64_t offset, int64_t t
     }
 }
 
-int sf_consumer_assign(sf_consumer_t *c, const char *topic, int32_t partition, int64_t offset) {
+/* Assign @topic/@partition at @offset (lock held); paused with error @err when @err != 0. */
+static int part_add(sf_consumer_t *c, const char *topic, int32_t partition, int64_t offset,
+                    int err) {
     cpart_t *part;
-    if (!c || !topic || !*topic || partition < 0 || !offset_ok(offset))
-        return SF_ERROR_INVALID;
+    if (part_find(c, topic, partition, NULL))
+        return SF_ERROR_EXISTS;
+    if (c->nparts == c->capparts) {
+        size_t cap = c->capparts ? c->capparts * 2 : 8;
+        cpart_t **parts = realloc(c->parts, cap * sizeof(*parts));
+        if (!parts)
+            return SF_ERROR_NOMEM;
+        c->parts = parts;
+        c->capparts = cap;
+    }
     part = calloc(1, sizeof(*part));
     if (!part || !(part->topic = strdup(topic))) {
         free(part);
@@ -1475,42 +1500,21 @@ int sf_consumer_assign(sf_consumer_t *c, const char *topic, int32_t partition, i
     part->refs = 1;
     part->epoch = 1;
     part->high_watermark = -1;
-    sf_client_lock(c->cl);
-    if (part_find(c, topic, partition, NULL)) {
-        sf_client_unlock(c->cl);
-        part_unref(part);
-        return SF_ERROR_EXISTS;
-    }
-    if (c->nparts == c->capparts) {
-        size_t cap = c->capparts ? c->capparts * 2 : 8;
-        cpart_t **parts = realloc(c->parts, cap * sizeof(*parts));
-        if (!parts) {
-            sf_client_unlock(c->cl);
-            part_unref(part);
-            return SF_ERROR_NOMEM;
-        }
-        c->parts = parts;
-        c->capparts = cap;
-    }
     c->parts[c->nparts++] = part;
     part_seek(c, part, offset, -1);
+    if (err)
+        part_pause(c, c->cl, part, err);
     sf_client_metadata_want(c->cl, topic, 0);
     sf_client_wake(c->cl);
-    sf_client_unlock(c->cl);
     return SF_OK;
 }
 
-int sf_consumer_unassign(sf_consumer_t *c, const char *topic, int32_t partition) {
-    cpart_t *part;
+/* Unassign @topic/@partition (lock held). */
+static int part_remove(sf_consumer_t *c, const char *topic, int32_t partition) {
     size_t idx;
-    if (!c || !topic)
-        return SF_ERROR_INVALID;
-    sf_client_lock(c->cl);
-    part = part_find(c, topic, partition, &idx);
-    if (!part) {
-        sf_client_unlock(c->cl);
+    cpart_t *part = part_find(c, topic, partition, &idx);
+    if (!part)
         return SF_ERROR_NOTFOUND;
-    }
     c->parts[idx] = c->parts[--c->nparts];
     queue_drop(c, part);
     part->removed = 1;
@@ -1518,8 +1522,77 @@ int sf_consumer_unassign(sf_consumer_t *c, const char *topic, int32_t partition)
     part_unref(part);
     /* The other partitions may now queue more. */
     sf_client_wake(c->cl);
-    sf_client_unlock(c->cl);
     return SF_OK;
+}
+
+int sf_consumer_assign(sf_consumer_t *c, const char *topic, int32_t partition, int64_t offset) {
+    int rc;
+    if (!c || !topic || !*topic || partition < 0 || !offset_ok(offset))
+        return SF_ERROR_INVALID;
+    sf_client_lock(c->cl);
+    rc = c->group && sf_cgroup_subscribed(c->group) ? SF_ERROR_STATE
+                                                    : part_add(c, topic, partition, offset, 0);
+    sf_client_unlock(c->cl);
+    return rc;
+}
+
+int sf_consumer_unassign(sf_consumer_t *c, const char *topic, int32_t partition) {
+    int rc;
+    if (!c || !topic)
+        return SF_ERROR_INVALID;
+    sf_client_lock(c->cl);
+    rc = c->group && sf_cgroup_subscribed(c->group) ? SF_ERROR_STATE
+                                                    : part_remove(c, topic, partition);
+    sf_client_unlock(c->cl);
+    return rc;
+}
+
+/* ---- hooks of the group membership (cgroup.c; lock held) ---- */
+
+sf_cgroup_t *sf_consumer_cgroup(sf_consumer_t *c) {
+    return c->group;
+}
+
+int sf_consumer_group_add(sf_consumer_t *c, const char *topic, int32_t partition, int64_t offset,
+                          int err) {
+    return part_add(c, topic, partition, offset, err);
+}
+
+int sf_consumer_group_remove(sf_consumer_t *c, const char *topic, int32_t partition) {
+    return part_remove(c, topic, partition);
+}
+
+/* The offset after the last message handed out of @part (-1 while unresolved); the last
+ * message of all is left out while @pending (see last_part). */
+static int64_t part_position(sf_consumer_t *c, cpart_t *part, int pending) {
+    const sf_message_t *m;
+    if (pending && c->last_part == part)
+        return c->last_offset;
+    m = part->qhead ? sf_consumer_chunk_peek(part->qhead) : NULL;
+    if (m)
+        return m->offset;
+    return part->state == PART_RESET ? -1 : part->fetch_pos;
+}
+
+int64_t sf_consumer_group_position(sf_consumer_t *c, const char *topic, int32_t partition,
+                                   int pending) {
+    cpart_t *part = part_find(c, topic, partition, NULL);
+    return part ? part_position(c, part, pending) : -1;
+}
+
+size_t sf_consumer_group_parts(sf_consumer_t *c, sf_topic_partition_t *out, size_t cap) {
+    size_t i;
+    for (i = 0; i < c->nparts && i < cap; i++) {
+        out[i].topic = c->parts[i]->topic;
+        out[i].partition = c->parts[i]->partition;
+        out[i].offset = part_position(c, c->parts[i], 0);
+        out[i].err = 0;
+    }
+    return c->nparts;
+}
+
+int sf_consumer_polling(sf_consumer_t *c) {
+    return c->npollers > 0;
 }
 
 int sf_consumer_seek(sf_consumer_t *c, const char *topic, int32_t partition, int64_t offset) {
@@ -1711,6 +1784,13 @@ static sf_message_t *take_next(sf_consumer_t *c) {
     while ((part = c->ready_head)) {
         sf_consumer_chunk_t *chunk = part->qhead;
         sf_message_t *m = chunk ? sf_consumer_chunk_take(chunk) : NULL;
+        if (m && c->group && !m->err) {
+            if (c->last_part)
+                part_unref(c->last_part);
+            c->last_part = part;
+            part->refs++;
+            c->last_offset = m->offset;
+        }
         if (chunk && sf_consumer_chunk_remaining(chunk) == 0) {
             queue_pop(c, part);
             if (c->throttled) {
@@ -1740,6 +1820,17 @@ sf_message_t *sf_consumer_poll(sf_consumer_t *c, int timeout_ms) {
         sf_client_unlock(c->cl);
         return NULL;
     }
+    if (c->group) {
+        /* The message handed out last is processed now; rebalance events come first. */
+        if (c->last_part) {
+            part_unref(c->last_part);
+            c->last_part = NULL;
+        }
+        if ((m = sf_cgroup_poll(c->group))) {
+            sf_client_unlock(c->cl);
+            return m;
+        }
+    }
     /* The common case first, without reading the clock. */
     if ((m = take_next(c)) || timeout_ms == 0) {
         sf_client_unlock(c->cl);
@@ -1749,6 +1840,8 @@ sf_message_t *sf_consumer_poll(sf_consumer_t *c, int timeout_ms) {
     gen = c->wake_gen;
     c->npollers++;
     for (;;) {
+        if (c->group && (m = sf_cgroup_poll(c->group)))
+            break;
         if ((m = take_next(c)) || c->wake_gen != gen || c->stopped || timeout_ms == 0)
             break;
         if (sf_client_wait(c->cl, deadline) == SF_ERROR_TIMED_OUT) {
@@ -1777,7 +1870,12 @@ void sf_consumer_destroy(sf_consumer_t *c) {
     size_t i;
     if (!c)
         return;
+    if (c->group)
+        sf_cgroup_close(c->group);
     sf_client_destroy(c->cl);
+    sf_cgroup_free(c->group);
+    if (c->last_part)
+        part_unref(c->last_part);
     for (i = 0; i < c->nparts; i++) {
         queue_drop(c, c->parts[i]);
         part_unref(c->parts[i]);

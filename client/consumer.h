@@ -82,6 +82,31 @@ sf_message_t *sf_consumer_chunk_take(sf_consumer_chunk_t *chunk);
  * taken messages are destroyed too). */
 void sf_consumer_chunk_drop(sf_consumer_chunk_t *chunk);
 
+/* ---- for the group membership (cgroup.c); all with the client lock held ---- */
+
+/* The membership of @c, or NULL when it has no group.id. */
+struct sf_cgroup *sf_consumer_cgroup(sf_consumer_t *c);
+
+/* Assign / unassign a partition for the group (as sf_consumer_assign / unassign do).
+ * @offset is an offset, SF_OFFSET_BEGINNING or SF_OFFSET_END; with @err != 0 the partition is
+ * assigned paused, with an error event @err for the application (no offset to start from). */
+int sf_consumer_group_add(sf_consumer_t *c, const char *topic, int32_t partition, int64_t offset,
+                          int err);
+int sf_consumer_group_remove(sf_consumer_t *c, const char *topic, int32_t partition);
+
+/* The position of an assigned partition: the offset after the last message handed out (-1
+ * while it is being resolved, or when not assigned). With @pending, the last message poll
+ * returned counts as not processed until the next poll. */
+int64_t sf_consumer_group_position(sf_consumer_t *c, const char *topic, int32_t partition,
+                                   int pending);
+
+/* The assigned partitions with their positions (topics borrowed, valid while the lock is
+ * held), at most @cap of them into @out; returns how many there are. */
+size_t sf_consumer_group_parts(sf_consumer_t *c, sf_topic_partition_t *out, size_t cap);
+
+/* 1 while an application thread waits in sf_consumer_poll. */
+int sf_consumer_polling(sf_consumer_t *c);
+
 /* The client core under @c (for reqrep.c: metadata and admin calls). */
 sf_client_t *sf_consumer_client(sf_consumer_t *c);
 

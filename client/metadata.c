@@ -106,6 +106,11 @@ const sf_client_broker_t *sf_client_brokers(sf_client_t *cl, int *count) {
     return cl->md.brokers;
 }
 
+const sf_client_topic_t *const *sf_client_topics(sf_client_t *cl, int *count) {
+    *count = cl->md.ntopics;
+    return (const sf_client_topic_t *const *)cl->md.topics;
+}
+
 int32_t sf_client_controller(sf_client_t *cl) {
     return cl->md.controller;
 }
@@ -203,9 +208,10 @@ int sf_client_metadata_wait(sf_client_t *cl, const char *name, int autocreate,
  * ------------------------------------------------------------------------------------------ */
 
 /* One Metadata request: the topics (borrowed from the follow list, which only grows) and
- * whether the broker may create them. */
+ * whether the broker may create them, or (@all) every topic. */
 typedef struct md_req {
     int autocreate;
+    int all;
     int n;
     const char *names[];
 } md_req_t;
@@ -220,7 +226,7 @@ static int md_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
         return SF_ERR_NOMEM;
     for (i = 0; i < r->n; i++)
         topics[i].Name = sf_slice_cstr(r->names[i]);
-    req.TopicsCount = r->n; /* an empty list asks for brokers only (v1+) */
+    req.TopicsCount = r->all ? -1 : r->n; /* null: all; empty: brokers only (v1+) */
     req.Topics = topics;
     req.AllowAutoTopicCreation = r->autocreate != 0;
     rc = sf_proto_MetadataRequest_encode(wb, version, &req);
@@ -344,6 +350,20 @@ static int topics_merge(sf_md_t *md, md_tref_t *refs, int n) {
     return SF_OK;
 }
 
+/* After a response listing every topic (md->seq): drop the cached topics it did not list
+ * (deleted) unless followed, whose own requests report them. */
+static void topics_sweep(sf_md_t *md) {
+    int i, k = 0;
+    for (i = 0; i < md->ntopics; i++) {
+        sf_client_topic_t *t = md->topics[i];
+        if (t->seen != md->seq && !follow_find(md, t->name))
+            topic_free(t);
+        else
+            md->topics[k++] = t;
+    }
+    md->ntopics = k;
+}
+
 /* Connections follow the broker list: retire those whose broker left, move those whose
  * address changed, give bootstrap connections the id of the broker they reach, and close
  * idle bootstrap connections that match no broker. */
@@ -354,7 +374,7 @@ static void conns_update(sf_client_t *cl) {
         const sf_client_broker_t *b;
         if (conn->dead || conn->id < 0)
             continue;
-        if (!(b = sf_client_broker(cl, conn->id)))
+        if (!(b = sf_client_broker(cl, SF_CLIENT_BROKER_OF(conn->id))))
             sf_conn_retire(conn);
         else
             sf_conn_set_addr(conn, b->host, b->port);
@@ -468,6 +488,7 @@ static void md_apply(sf_client_t *cl, const sf_proto_MetadataResponse_t *resp, c
                 oom = 1;
                 continue;
             }
+            trefs[ntrefs].t->seen = md->seq + 1;
             trefs[ntrefs++].at = i;
         }
         if (trefs && topics_merge(md, trefs, ntrefs) != SF_OK)
@@ -479,6 +500,8 @@ static void md_apply(sf_client_t *cl, const sf_proto_MetadataResponse_t *resp, c
     md->ever = 1;
     md->seq++;
     md->updated_ms = now;
+    if (r->all)
+        topics_sweep(md);
 
     for (i = 0; i < r->n; i++)
         transient |= topic_transient(cl, r->names[i]);
@@ -493,7 +516,7 @@ static void md_apply(sf_client_t *cl, const sf_proto_MetadataResponse_t *resp, c
     } else {
         md->transient = 0;
     }
-    if (md->nfollow > 0)
+    if (md->nfollow > 0 || md->all_topics)
         sf_md_refresh_at(cl, now + cl->conf->metadata_max_age_ms);
     if (k > 0)
         conns_update(cl);
@@ -511,7 +534,7 @@ static void md_response(sf_client_t *cl, int err, int32_t broker_id, int16_t ver
         if (!cl->stopping) {
             sf_client_log(cl, SF_LOG_LEVEL_DEBUG, "metadata request to broker %d failed: %s",
                           (int)broker_id, sf_error_str(err));
-            if (cl->md.nfollow > 0 || cl->pending.n > 0)
+            if (cl->md.nfollow > 0 || cl->md.all_topics || cl->pending.n > 0)
                 sf_md_refresh_at(cl, now + cl->conf->retry_backoff_ms);
         }
         free(r);
@@ -532,14 +555,17 @@ static void md_response(sf_client_t *cl, int err, int32_t broker_id, int16_t ver
     free(r);
 }
 
+/* Send a request for the followed topics with this @autocreate (@n of them), or (@n -1)
+ * for every topic. */
 static int md_send(sf_client_t *cl, int autocreate, int n) {
-    md_req_t *r = malloc(sizeof(*r) + (size_t)n * sizeof(r->names[0]));
+    md_req_t *r = malloc(sizeof(*r) + (size_t)(n > 0 ? n : 0) * sizeof(r->names[0]));
     int i, rc;
     if (!r)
         return SF_ERR_NOMEM;
     r->autocreate = autocreate;
+    r->all = n < 0;
     r->n = 0;
-    for (i = 0; i < cl->md.nfollow; i++)
+    for (i = 0; i < cl->md.nfollow && !r->all; i++)
         if (cl->md.follow[i].autocreate == autocreate)
             r->names[r->n++] = cl->md.follow[i].name;
     rc = sf_client_request(cl, SF_CLIENT_ANY_BROKER, SF_PROTO_API_Metadata, 8, md_encode,
@@ -567,8 +593,18 @@ void sf_md_service(sf_client_t *cl, int64_t now) {
     }
     /* Topics that may be created and those that may not go in separate requests, since
      * AllowAutoTopicCreation is per request. */
-    if ((nplain > 0 || nauto == 0) && md_send(cl, 0, nplain) != SF_OK)
+    if ((nplain > 0 || (nauto == 0 && !md->all_topics)) && md_send(cl, 0, nplain) != SF_OK)
         md->refresh_at = now + cl->conf->retry_backoff_ms;
     if (nauto > 0 && md_send(cl, 1, nauto) != SF_OK)
         md->refresh_at = now + cl->conf->retry_backoff_ms;
+    if (md->all_topics && md_send(cl, 0, -1) != SF_OK)
+        md->refresh_at = now + cl->conf->retry_backoff_ms;
+}
+
+void sf_client_metadata_all(sf_client_t *cl, int on) {
+    if (cl->md.all_topics == (on != 0))
+        return;
+    cl->md.all_topics = on != 0;
+    if (on)
+        sf_md_refresh_at(cl, sf_clock_mono_ms());
 }

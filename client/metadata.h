@@ -32,6 +32,7 @@ typedef struct sf_md {
     int inflight;          /* Metadata requests in flight */
     int again;             /* something changed while a request was in flight */
     int transient;         /* consecutive refreshes that left transient errors */
+    int all_topics;        /* sf_client_metadata_all: every refresh also asks for all topics */
 } sf_md_t;
 
 void sf_md_init(sf_md_t *md);

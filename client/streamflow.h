@@ -7,8 +7,10 @@
  * sf_responder_t) owns one background I/O thread that does all network work. Every function
  * may be called from any thread, concurrently, except the *_destroy functions, which must be
  * the last call on their handle. Callbacks run in the thread that calls the function serving
- * them (sf_producer_poll, sf_producer_flush, sf_producer_destroy, sf_responder_run), never in
- * the I/O thread, and must not destroy the handle that runs them.
+ * them (sf_producer_poll, sf_producer_flush, sf_producer_destroy, sf_responder_run;
+ * sf_consumer_poll, sf_consumer_unsubscribe, sf_consumer_destroy for a consumer's rebalance
+ * and commit callbacks), never in the I/O thread, and must not destroy the handle that runs
+ * them.
  *
  * Errors. Functions return 0 (SF_OK) on success or an error code: negative codes are the
  * library's own (SF_ERROR_*), positive codes are Kafka error codes reported by a broker (for
@@ -147,7 +149,8 @@ typedef struct sf_record {
 } sf_record_t;
 
 /* A consumed record, or (err != 0) a per-partition error event carrying topic and partition
- * only. Everything is owned by the message: free it with sf_message_destroy. */
+ * only (a consumer group's own error: topic "" and partition -1). Everything is owned by the
+ * message: free it with sf_message_destroy. */
 typedef struct sf_message {
     const char *topic;
     int32_t partition;
@@ -215,20 +218,111 @@ SF_API size_t sf_producer_outstanding(sf_producer_t *p);
 SF_API void sf_producer_destroy(sf_producer_t *p);
 
 /* ------------------------------------------------------------------------------------------
- * Consumer (explicit partition assignment; no consumer group)
+ * Consumer: explicitly assigned partitions (sf_consumer_assign), or a consumer group
+ * (group.id and sf_consumer_subscribe) whose coordinator hands out the partitions
  * ------------------------------------------------------------------------------------------ */
 
 typedef struct sf_consumer sf_consumer_t;
 
+/* A partition with an offset, for commits, committed offsets and rebalance events. @topic is
+ * borrowed: from the caller in lists the caller passes, from the library (valid during the
+ * call or callback, or until the list is destroyed) in lists it hands out. */
+typedef struct sf_topic_partition {
+    const char *topic;
+    int32_t partition;
+    int64_t offset; /* -1 when there is none (e.g. no committed offset) */
+    int err;        /* 0, or why this partition failed */
+} sf_topic_partition_t;
+
+/* Rebalance events of a group member. */
+enum {
+    SF_REBALANCE_ASSIGNED = 1, /* these partitions are now assigned and fetched: from their
+                                * committed offsets, else auto.offset.reset; the callback may
+                                * seek them */
+    SF_REBALANCE_REVOKED = 2,  /* these partitions are about to be taken away: they are still
+                                * assigned during the callback, so their offsets can be
+                                * committed (auto-commit commits them right after) */
+    SF_REBALANCE_LOST = 3      /* these partitions were taken away without a revocation (the
+                                * member was fenced or left the group for want of polls):
+                                * they are gone already and committing them is refused */
+};
+
+/* Called with @event and the @count partitions it concerns (borrowed for the call), from
+ * sf_consumer_poll, sf_consumer_unsubscribe or sf_consumer_destroy in the thread calling them.
+ * The callback may call the consumer's functions (commit, seek, position, ...) except
+ * poll, subscribe, unsubscribe and destroy. With eager assignors (range, roundrobin) a
+ * rebalance revokes everything and then assigns everything; with cooperative-sticky only the
+ * partitions that move are revoked, and nothing is revoked when nothing moves. */
+typedef void(sf_rebalance_cb)(sf_consumer_t *c, int event, const sf_topic_partition_t *parts,
+                              size_t count, void *opaque);
+
+/* Have consumers created from @conf call @cb on rebalances (NULL: no callback; assignments
+ * then change without the application's involvement, and a group makes progress even while
+ * the application does not poll). */
+SF_API void sf_conf_set_rebalance_cb(sf_conf_t *conf, sf_rebalance_cb *cb, void *opaque);
+
 SF_API sf_consumer_t *sf_consumer_new(const sf_conf_t *conf, char *errstr, size_t errstr_size);
 
 /* Start consuming @topic/@partition at @offset: an offset, SF_OFFSET_BEGINNING or
- * SF_OFFSET_END. SF_ERROR_EXISTS if it is already assigned. */
+ * SF_OFFSET_END. SF_ERROR_EXISTS if it is already assigned, SF_ERROR_STATE while subscribed. */
 SF_API int sf_consumer_assign(sf_consumer_t *c, const char *topic, int32_t partition,
                               int64_t offset);
 
-/* Stop consuming a partition; buffered messages of it are dropped. */
+/* Stop consuming a partition; buffered messages of it are dropped. SF_ERROR_STATE while
+ * subscribed. */
 SF_API int sf_consumer_unassign(sf_consumer_t *c, const char *topic, int32_t partition);
+
+/* Join the consumer group of the group.id key and consume the partitions its coordinator
+ * assigns to this member, out of the @count @topics. A topic starting with '^' is a POSIX
+ * extended regular expression matched against the cluster's topics (internal ones excepted)
+ * at every metadata refresh (metadata.max.age.ms): a new matching topic rejoins the group.
+ * Replaces an earlier subscription. The group is joined in the background; sf_consumer_poll
+ * delivers the records and serves the rebalance callback. Returns SF_OK, SF_ERROR_STATE (no
+ * group.id, or partitions assigned with sf_consumer_assign) or SF_ERROR_INVALID (no topics,
+ * an empty name, a regular expression that does not compile). */
+SF_API int sf_consumer_subscribe(sf_consumer_t *c, const char *const *topics, size_t count);
+
+/* Leave the group: the assigned partitions are revoked (the callback runs, auto-commit
+ * commits them), a LeaveGroup is sent, and nothing is consumed until the next subscribe.
+ * Returns SF_OK or SF_ERROR_STATE when not subscribed. */
+SF_API int sf_consumer_unsubscribe(sf_consumer_t *c);
+
+/* Commit offsets to the group's coordinator and wait up to @timeout_ms (-1:
+ * request.timeout.ms) for the answer. @offsets NULL: the positions of every assigned
+ * partition (the offset after the last message poll returned; partitions not resolved yet
+ * are left out). Otherwise the @count partitions given, each with the offset to commit (the
+ * next one to read), and each gets its err. Needs group.id; a member commits in its current
+ * generation, a consumer that is not a member as an outsider (which a coordinator accepts
+ * only while the group has no members). Returns SF_OK or the first error, e.g.
+ * REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID when the group moved on
+ * (the member then rejoins), SF_ERROR_TIMED_OUT, SF_ERROR_STATE (no group.id). */
+SF_API int sf_consumer_commit(sf_consumer_t *c, sf_topic_partition_t *offsets, size_t count,
+                              int timeout_ms);
+
+/* The outcome of an asynchronous commit: @err 0 or the first error, and the @count partitions
+ * with their offsets and errors (borrowed for the call). Called from sf_consumer_poll or
+ * sf_consumer_destroy. */
+typedef void(sf_commit_cb)(sf_consumer_t *c, int err, const sf_topic_partition_t *offsets,
+                           size_t count, void *opaque);
+
+/* Like sf_consumer_commit without waiting: @cb (may be NULL) gets the outcome. Returns SF_OK
+ * once the commit is queued, SF_ERROR_STATE (no group.id), SF_ERROR_NOMEM. */
+SF_API int sf_consumer_commit_async(sf_consumer_t *c, const sf_topic_partition_t *offsets,
+                                    size_t count, sf_commit_cb *cb, void *opaque);
+
+/* The committed offsets of the @count partitions @parts: each gets its offset (-1: none) and
+ * err. Waits up to @timeout_ms (-1: request.timeout.ms). Returns SF_OK, the first error, or
+ * SF_ERROR_STATE (no group.id). */
+SF_API int sf_consumer_committed(sf_consumer_t *c, sf_topic_partition_t *parts, size_t count,
+                                 int timeout_ms);
+
+/* The partitions assigned now (explicitly or by the group), each with its position (-1 while
+ * it is being resolved), in *@parts (@count of them; NULL when none), one allocation the caller
+ * frees with sf_topic_partitions_destroy. */
+SF_API int sf_consumer_assignment(sf_consumer_t *c, sf_topic_partition_t **parts, size_t *count);
+
+/* Free a partition list the library handed out (NULL is ignored). */
+SF_API void sf_topic_partitions_destroy(sf_topic_partition_t *parts);
 
 /* Move an assigned partition to @offset (or SF_OFFSET_BEGINNING / SF_OFFSET_END); buffered
  * messages of it are dropped. */
@@ -251,12 +345,18 @@ SF_API int sf_consumer_watermarks(sf_consumer_t *c, const char *topic, int32_t p
 
 /* The next message of any assigned partition, waiting up to @timeout_ms (-1: forever). NULL on
  * timeout. Fetches are pipelined in the background up to queued.max.messages.kbytes. The
- * caller owns the message. Messages of one partition come in offset order. */
+ * caller owns the message. Messages of one partition come in offset order. A group member
+ * serves its pending rebalance and commit callbacks here first, and counts the message poll
+ * returned before as processed (enable.auto.commit commits past it). */
 SF_API sf_message_t *sf_consumer_poll(sf_consumer_t *c, int timeout_ms);
 
 /* Make a poll blocked in another thread return NULL now (thread-safe). */
 SF_API void sf_consumer_wakeup(sf_consumer_t *c);
 
+/* Stop the consumer. A group member first serves its pending callbacks, revokes its
+ * partitions (the rebalance callback runs in this thread), commits their positions when
+ * enable.auto.commit is on, and leaves the group (LeaveGroup; a static member, with
+ * group.instance.id, stays a member until its session times out). */
 SF_API void sf_consumer_destroy(sf_consumer_t *c);
 
 /* ------------------------------------------------------------------------------------------
@@ -360,6 +460,118 @@ SF_API int sf_admin_alter_configs(sf_admin_t *a, const char *topic, const sf_con
 SF_API int sf_admin_alter_broker_configs(sf_admin_t *a, const char *broker,
                                          const sf_config_kv_t *kvs, size_t count, int timeout_ms,
                                          char *errstr, size_t errstr_size);
+
+/* An API a broker serves and the range of versions it accepts. */
+typedef struct sf_api_version {
+    int16_t api_key;
+    int16_t min_version;
+    int16_t max_version;
+    const char *name; /* Kafka's name of the API ("Produce", ...), "Unknown" when the library
+                       * does not know it; static */
+} sf_api_version_t;
+
+/* The APIs broker @broker (-1: any broker) advertises in ApiVersions, sorted by key, in
+ * *@apis (@count of them), freed with sf_api_versions_destroy. SF_ERROR_NOTFOUND: no such
+ * broker. */
+SF_API int sf_admin_api_versions(sf_admin_t *a, int32_t broker, int timeout_ms,
+                                 sf_api_version_t **apis, size_t *count);
+SF_API void sf_api_versions_destroy(sf_api_version_t *apis);
+
+/* ---- Consumer groups ----
+ * Group requests go to the group's coordinator, found with FindCoordinator and found again
+ * when it moves (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE) until @timeout_ms has passed. */
+
+typedef struct sf_group_listing {
+    char *group_id;
+    char *protocol_type; /* "consumer" for consumer groups; "" for a group that only has
+                          * committed offsets */
+    char *state;         /* "Stable", "Empty", ...; NULL when the broker does not say */
+    int32_t coordinator; /* the broker that listed it */
+} sf_group_listing_t;
+
+/* Every group of the cluster: ListGroups to every broker, the answers merged and sorted by
+ * group id, in *@groups (@count of them), freed with sf_group_listings_destroy. When a broker
+ * fails to answer, its error is returned and *@groups still holds what the others listed. */
+SF_API int sf_admin_list_groups(sf_admin_t *a, int timeout_ms, sf_group_listing_t **groups,
+                                size_t *count);
+SF_API void sf_group_listings_destroy(sf_group_listing_t *groups, size_t count);
+
+typedef struct sf_group_member {
+    char *member_id;
+    char *instance_id; /* NULL: a dynamic member */
+    char *client_id;
+    char *host;
+    sf_topic_partition_t *assignment; /* the partitions assigned to it, decoded when the
+                                       * protocol type is "consumer" (offsets -1); NULL when
+                                       * none */
+    size_t assignment_count;
+} sf_group_member_t;
+
+typedef struct sf_group_info {
+    char *group_id;
+    int err;             /* e.g. GROUP_AUTHORIZATION_FAILED; 0 when described */
+    char *state;         /* "Stable", "PreparingRebalance", "CompletingRebalance", "Empty",
+                          * "Dead" (no such group) */
+    char *protocol_type; /* "consumer", ...; "" when the group has none */
+    char *protocol;      /* the assignor chosen ("range", ...); "" outside Stable */
+    int32_t coordinator; /* broker id */
+    sf_group_member_t *members;
+    size_t member_count;
+} sf_group_info_t;
+
+/* Describe the @count groups @groups (DescribeGroups to each one's coordinator): *@out gets
+ * @count entries in the same order, each with its own err, freed with
+ * sf_group_info_destroy. Returns SF_OK when every group got an answer (even one with an
+ * error), else the error of the first that did not. */
+SF_API int sf_admin_describe_groups(sf_admin_t *a, const char *const *groups, size_t count,
+                                    int timeout_ms, sf_group_info_t **out);
+SF_API void sf_group_info_destroy(sf_group_info_t *info, size_t count);
+
+/* Delete the @count groups @groups with their committed offsets (DeleteGroups); @errs (may be
+ * NULL) gets each group's outcome, e.g. GROUP_ID_NOT_FOUND or NON_EMPTY_GROUP (it has
+ * members). Returns SF_OK or the first error; SF_ERROR_UNSUPPORTED when the coordinator does
+ * not serve DeleteGroups. */
+SF_API int sf_admin_delete_groups(sf_admin_t *a, const char *const *groups, size_t count,
+                                  int *errs, int timeout_ms);
+
+/* Every committed offset of @group (OffsetFetch for all partitions), sorted by topic and
+ * partition, in *@offsets (@count; NULL when none), freed with sf_topic_partitions_destroy.
+ * A group without offsets has none (not an error). */
+SF_API int sf_admin_list_group_offsets(sf_admin_t *a, const char *group, int timeout_ms,
+                                       sf_topic_partition_t **offsets, size_t *count);
+
+/* Commit the @count offsets @offsets for @group as an outsider (OffsetCommit with generation
+ * -1 and no member id), which a coordinator accepts only while the group has no members
+ * (else UNKNOWN_MEMBER_ID or a similar error). Each entry gets its err. Returns SF_OK or the
+ * first error. */
+SF_API int sf_admin_alter_group_offsets(sf_admin_t *a, const char *group,
+                                        sf_topic_partition_t *offsets, size_t count,
+                                        int timeout_ms);
+
+/* Look up an offset of each of the @count partitions @parts with ListOffsets to its leader:
+ * @spec SF_OFFSET_END is the high watermark (the log end offset a consumer's lag is measured
+ * against), SF_OFFSET_BEGINNING the log start offset, a timestamp (ms, >= 0) the first offset
+ * whose timestamp is at or after it (-1 when there is none). Each entry gets its offset and
+ * err. Returns SF_OK or the first error. */
+SF_API int sf_admin_list_offsets(sf_admin_t *a, sf_topic_partition_t *parts, size_t count,
+                                 int64_t spec, int timeout_ms);
+
+/* A committed offset and how far it is behind its partition's log end. */
+typedef struct sf_group_lag {
+    const char *topic;
+    int32_t partition;
+    int64_t committed;
+    int64_t log_end; /* -1 when it could not be read (see err) */
+    int64_t lag;     /* log_end - committed, at least 0; -1 when log_end is unknown */
+    int err;
+} sf_group_lag_t;
+
+/* The lag of every partition @group has committed an offset for (sf_admin_list_group_offsets
+ * and sf_admin_list_offsets with SF_OFFSET_END), sorted by topic and partition, in *@lag
+ * (@count; NULL when none) freed with sf_group_lag_destroy. */
+SF_API int sf_admin_group_lag(sf_admin_t *a, const char *group, int timeout_ms,
+                              sf_group_lag_t **lag, size_t *count);
+SF_API void sf_group_lag_destroy(sf_group_lag_t *lag);
 
 /* ------------------------------------------------------------------------------------------
  * Request/reply
