@@ -731,6 +731,16 @@ static int reset_check_state(const sf_cli_t *cli, sf_admin_t *a, const char *gro
     return code;
 }
 
+/* @cur moved by @by, saturating at the int64 limits (the caller clamps it to the log), so
+ * that a huge --shift-by cannot overflow. */
+static int64_t shift_offset(int64_t cur, int64_t by) {
+    if (by > 0 && cur > INT64_MAX - by)
+        return INT64_MAX;
+    if (by < 0 && cur < INT64_MIN - by)
+        return INT64_MIN;
+    return cur + by;
+}
+
 /* Compute the new offset of each target into its offset field. */
 static int reset_plan(sf_cli_t *cli, sf_admin_t *a, const reset_opts_t *o, tplist_t *tg,
                       const sf_topic_partition_t *committed, size_t ncommitted) {
@@ -772,7 +782,7 @@ static int reset_plan(sf_cli_t *cli, sf_admin_t *a, const reset_opts_t *o, tplis
                 code = SF_CLI_EXIT_FAIL;
                 goto out;
             }
-            v = cur + o->value;
+            v = shift_offset(cur, o->value);
             break;
         }
         tg->v[i].offset = v < lo[i].offset ? lo[i].offset : v > hi[i].offset ? hi[i].offset : v;

@@ -254,7 +254,6 @@ static const key_def_t keys[] = {
     IGNORED("offsets.topic.replication.factor"),
     IGNORED("transaction.state.log.replication.factor"),
     IGNORED("transaction.state.log.min.isr"),
-    IGNORED("group.initial.rebalance.delay.ms"),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

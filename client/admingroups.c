@@ -254,9 +254,14 @@ static int lg_add(lg_call_t *c, const sf_proto_ListGroupsResponse_ListedGroup_t 
     e->protocol_type = dup_slice(lg->ProtocolType);
     if (version >= 4)
         e->state = dup_slice(lg->GroupState);
-    c->n++;
-    if (!e->group_id || !e->protocol_type || (version >= 4 && !e->state))
+    /* Counted only when whole: the listing is sorted by group_id and freed by count. */
+    if (!e->group_id || !e->protocol_type || (version >= 4 && !e->state)) {
+        free(e->group_id);
+        free(e->protocol_type);
+        free(e->state);
         return SF_ERROR_NOMEM;
+    }
+    c->n++;
     return SF_OK;
 }
 

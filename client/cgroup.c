@@ -12,9 +12,12 @@
  * starts the partitions it adds at their committed offsets (OffsetFetch) and, with
  * cooperative-sticky, revokes the ones it takes away and rejoins.
  *
- * Fencing (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID) and a member that stopped
- * polling for max.poll.interval.ms lose their partitions at once (no commit: another member
- * may own them already) and rejoin afresh. A coordinator that moves (NOT_COORDINATOR,
+ * Fencing (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION) and a member that stopped polling for
+ * max.poll.interval.ms lose their partitions at once (no commit: another member may own them
+ * already) and rejoin afresh. FENCED_INSTANCE_ID (another consumer runs with this
+ * group.instance.id) is final: the partitions are lost, the application hears of it and the
+ * member stays out until it subscribes again, so that two such consumers do not take the
+ * membership from each other forever. A coordinator that moves (NOT_COORDINATOR,
  * COORDINATOR_NOT_AVAILABLE, a failed connection) is found again; requests to it go over a
  * connection of their own (SF_CLIENT_COORD_CONN).
  *
@@ -22,6 +25,7 @@
  * so a late SyncGroup answer never assigns partitions of an older generation. */
 #include "cgroup_int.h"
 
+#include <assert.h>
 #include <event2/event.h>
 #include <regex.h>
 #include <stdio.h>
@@ -35,16 +39,15 @@
 #include "err.h"
 #include "proto.h"
 
-/* LeaveGroup at close or unsubscribe waits at most this long. */
+/* LeaveGroup at close or unsubscribe waits at most this long (after the commits). */
 #define LEAVE_WAIT_MS 10000
-#define UNSTABLE_OFFSET_COMMIT 88
 
 
 /* ------------------------------------------------------------------------------------------
  * Partition lists
  * ------------------------------------------------------------------------------------------ */
 
-static void tpl_clear(tpl_t *l) {
+void sf_cgroup_tpl_clear(tpl_t *l) {
     size_t i;
     for (i = 0; i < l->n; i++)
         free((char *)l->v[i].topic);
@@ -52,7 +55,7 @@ static void tpl_clear(tpl_t *l) {
     memset(l, 0, sizeof(*l));
 }
 
-static int tpl_add(tpl_t *l, const char *topic, int32_t partition, int64_t offset) {
+int sf_cgroup_tpl_add(tpl_t *l, const char *topic, int32_t partition, int64_t offset) {
     char *t;
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 8;
@@ -72,7 +75,7 @@ static int tpl_add(tpl_t *l, const char *topic, int32_t partition, int64_t offse
     return SF_OK;
 }
 
-static int tpl_find(const tpl_t *l, const char *topic, int32_t partition) {
+int sf_cgroup_tpl_find(const tpl_t *l, const char *topic, int32_t partition) {
     size_t i;
     for (i = 0; i < l->n; i++)
         if (l->v[i].partition == partition && strcmp(l->v[i].topic, topic) == 0)
@@ -132,7 +135,7 @@ int64_t sf_cgroup_backoff(const sf_cgroup_t *g) {
     return g->conf->retry_backoff_ms > 0 ? g->conf->retry_backoff_ms : 100;
 }
 
-static gev_t *gev_new(sf_cgroup_t *g, int type) {
+gev_t *sf_cgroup_event_new(sf_cgroup_t *g, int type) {
     gev_t *ev = calloc(1, sizeof(*ev));
     if (!ev)
         return NULL;
@@ -147,7 +150,7 @@ static gev_t *gev_new(sf_cgroup_t *g, int type) {
 }
 
 static void gev_free(gev_t *ev) {
-    tpl_clear(&ev->tps);
+    sf_cgroup_tpl_clear(&ev->tps);
     free(ev);
 }
 
@@ -155,7 +158,7 @@ static void gev_free(gev_t *ev) {
  * Owned partitions
  * ------------------------------------------------------------------------------------------ */
 
-static long owned_find(const sf_cgroup_t *g, const char *topic, int32_t partition) {
+long sf_cgroup_owned_find(const sf_cgroup_t *g, const char *topic, int32_t partition) {
     size_t i;
     for (i = 0; i < g->nowned; i++)
         if (g->owned[i].partition == partition && strcmp(g->owned[i].topic, topic) == 0)
@@ -198,301 +201,9 @@ static int owned_started(const sf_cgroup_t *g, tpl_t *out) {
     size_t i;
     for (i = 0; i < g->nowned; i++)
         if (g->owned[i].started &&
-            tpl_add(out, g->owned[i].topic, g->owned[i].partition, -1) != SF_OK)
+            sf_cgroup_tpl_add(out, g->owned[i].topic, g->owned[i].partition, -1) != SF_OK)
             return SF_ERROR_NOMEM;
     return SF_OK;
-}
-
-/* ------------------------------------------------------------------------------------------
- * Coordinator requests: OffsetCommit and OffsetFetch operations
- * ------------------------------------------------------------------------------------------ */
-
-static gop_t *op_new(int16_t api, int why) {
-    gop_t *op = calloc(1, sizeof(*op));
-    if (!op)
-        return NULL;
-    op->api = api;
-    op->why = why;
-    op->deadline = -1;
-    return op;
-}
-
-static void op_free(gop_t *op) {
-    tpl_clear(&op->tps);
-    free(op);
-}
-
-static void op_queue(sf_cgroup_t *g, gop_t *op) {
-    if (op->tps.n > 1)
-        qsort(op->tps.v, op->tps.n, sizeof(*op->tps.v), sf_cgroup_tp_cmp);
-    op->next = NULL;
-    if (g->ops_tail)
-        g->ops_tail->next = op;
-    else
-        g->ops = op;
-    g->ops_tail = op;
-}
-
-static void op_unlink(sf_cgroup_t *g, gop_t *op) {
-    gop_t **pp, *prev = NULL;
-    for (pp = &g->ops; *pp; prev = *pp, pp = &(*pp)->next) {
-        if (*pp == op) {
-            *pp = op->next;
-            if (g->ops_tail == op)
-                g->ops_tail = prev;
-            return;
-        }
-    }
-}
-
-static void assign_started(sf_cgroup_t *g, gop_t *op);
-
-/* The committed offsets the answer confirmed. */
-static void op_note_committed(sf_cgroup_t *g, const gop_t *op) {
-    size_t i;
-    for (i = 0; i < op->tps.n; i++) {
-        long k = owned_find(g, op->tps.v[i].topic, op->tps.v[i].partition);
-        if (k >= 0 && op->tps.v[i].err == 0)
-            g->owned[k].committed = op->tps.v[i].offset;
-    }
-}
-
-/* @op is finished with @op->err: hand it to whoever waits for it. */
-static void op_complete(sf_cgroup_t *g, gop_t *op) {
-    op_unlink(g, op);
-    op->inflight = 0;
-    op->done = 1;
-    if (op->api == SF_PROTO_API_OffsetCommit)
-        op_note_committed(g, op);
-    if (op->err && op->why != OP_ASSIGN)
-        sf_cgroup_log(g, op->err == SF_KERR_REBALANCE_IN_PROGRESS ? SF_LOG_LEVEL_INFO
-                                                                  : SF_LOG_LEVEL_WARNING,
-                      "group %s: %s of %zu partitions failed: %s", g->id,
-                      op->api == SF_PROTO_API_OffsetCommit ? "commit" : "offset fetch",
-                      op->tps.n, sf_error_name(op->err));
-    switch (op->why) {
-    case OP_USER:
-        sf_client_signal(g->cl);
-        if (op->abandoned)
-            op_free(op);
-        return;
-    case OP_ASYNC: {
-        gev_t *ev = op->cb ? gev_new(g, EV_COMMIT) : NULL;
-        if (ev)
-            ev->op = op;
-        else
-            op_free(op);
-        return;
-    }
-    case OP_REVOKE:
-        if (g->revoke_op == op)
-            g->revoke_op = NULL;
-        break;
-    case OP_ASSIGN:
-        assign_started(g, op);
-        break;
-    }
-    op_free(op);
-}
-
-/* The member-level meaning of a commit's error, for a commit sent in the member's current
- * generation (one sent before a rejoin says nothing of the new one). */
-static void op_member_error(sf_cgroup_t *g, int err, int32_t generation) {
-    if (generation < 0 || generation != g->generation ||
-        (g->state != G_STABLE && g->state != G_PREPARE))
-        return;
-    if (err == SF_KERR_UNKNOWN_MEMBER_ID || err == SF_KERR_ILLEGAL_GENERATION)
-        sf_cgroup_fenced(g, "a commit was refused", err);
-    else if (err == SF_KERR_REBALANCE_IN_PROGRESS && g->state == G_STABLE)
-        sf_cgroup_rejoin(g, "the group is rebalancing");
-}
-
-typedef struct op_req {
-    sf_cgroup_t *g;
-    gop_t *op;
-    int32_t coord;
-    int32_t generation;
-    char *member_id;
-} op_req_t;
-
-static int op_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
-    op_req_t *r = arg;
-    sf_cgroup_t *g = r->g;
-    if (r->op->api == SF_PROTO_API_OffsetCommit)
-        return sf_cgroup_commit_encode(wb, version, g->id, r->generation, r->member_id,
-                                       g->conf->group_instance_id, r->op->tps.v, r->op->tps.n);
-    return sf_cgroup_fetch_encode(wb, version, g->id, r->op->tps.v, r->op->tps.n);
-}
-
-static void op_fetched(void *arg, sf_slice_t topic, int32_t partition, int64_t offset,
-                       int16_t err) {
-    gop_t *op = arg;
-    size_t i;
-    for (i = 0; i < op->tps.n; i++)
-        if (op->tps.v[i].partition == partition && sf_slice_eq(topic, op->tps.v[i].topic)) {
-            op->tps.v[i].offset = offset;
-            op->tps.v[i].err = sf_client_kerr(err);
-        }
-}
-
-/* Decode @op's answer into its partitions; returns the error of the request as a whole. */
-static int op_decode(gop_t *op, sf_rbuf_t *body, int16_t version) {
-    int16_t kerr = 0;
-    size_t i;
-    int rc;
-    if (op->api == SF_PROTO_API_OffsetCommit)
-        rc = sf_cgroup_commit_decode(body, version, op->tps.v, op->tps.n);
-    else {
-        for (i = 0; i < op->tps.n; i++) {
-            op->tps.v[i].offset = -1;
-            op->tps.v[i].err = SF_ERROR_MALFORMED; /* unless listed */
-        }
-        rc = sf_cgroup_fetch_decode(body, version, &kerr, op_fetched, op);
-    }
-    if (rc != SF_OK)
-        return rc;
-    if (kerr)
-        return sf_client_kerr(kerr);
-    /* A coordinator error comes per partition in OffsetCommit: the same for every one. */
-    for (i = 0; i < op->tps.n; i++)
-        if (op->tps.v[i].err)
-            return op->tps.v[i].err;
-    return SF_OK;
-}
-
-static void op_done(sf_client_t *cl, int err, int32_t broker_id, int16_t version,
-                    sf_rbuf_t *body, void *arg) {
-    op_req_t *r = arg;
-    sf_cgroup_t *g = r->g;
-    gop_t *op = r->op;
-    int32_t generation = r->generation, coord = r->coord;
-    (void)cl;
-    (void)broker_id;
-    free(r->member_id);
-    free(r);
-    op->inflight = 0;
-    if (!err)
-        err = op_decode(op, body, version);
-    if (err == SF_ERROR_DESTROYED || g->stopped) {
-        op->err = SF_ERROR_DESTROYED;
-        op_complete(g, op);
-        return;
-    }
-    if (sf_cgroup_coord_retriable(err) || err == UNSTABLE_OFFSET_COMMIT ||
-        (op->why == OP_ASSIGN && err != 0)) {
-        sf_cgroup_log(g, SF_LOG_LEVEL_DEBUG, "group %s: %s of %zu partitions: %s (retrying)",
-                      g->id, sf_proto_api_name(op->api), op->tps.n, sf_error_name(err));
-        if (err != SF_KERR_COORDINATOR_LOAD_IN_PROGRESS && err != UNSTABLE_OFFSET_COMMIT &&
-            err != SF_KERR_REQUEST_TIMED_OUT && sf_cgroup_coord_retriable(err))
-            sf_cgroup_coord_dead(g, coord, sf_error_name(err));
-        op->retry_at = now_ms() + sf_cgroup_backoff(g);
-        if (op->why == OP_ASSIGN && !sf_cgroup_coord_retriable(err))
-            sf_cgroup_report(g, "reading the committed offsets", err);
-    } else {
-        op->err = err;
-        if (op->api == SF_PROTO_API_OffsetCommit)
-            op_member_error(g, err, generation);
-        op_complete(g, op);
-    }
-    sf_cgroup_run(g);
-}
-
-static void op_send(sf_cgroup_t *g, gop_t *op, int64_t now) {
-    op_req_t *r = calloc(1, sizeof(*r));
-    int timeout = g->conf->request_timeout_ms;
-    int rc;
-    if (!r || !(r->member_id = strdup(g->member_id))) {
-        free(r);
-        op->retry_at = now + sf_cgroup_backoff(g);
-        return;
-    }
-    r->g = g;
-    r->op = op;
-    r->coord = g->coord;
-    r->generation = g->generation;
-    if (op->deadline >= 0 && op->deadline - now < timeout)
-        timeout = (int)(op->deadline - now > 0 ? op->deadline - now : 1);
-    rc = sf_client_request(g->cl, SF_CLIENT_COORD_CONN(g->coord), op->api,
-                           op->api == SF_PROTO_API_OffsetCommit ? SF_CGROUP_OFFSETCOMMIT_MAX
-                                                                : SF_CGROUP_OFFSETFETCH_MAX,
-                           op_encode, op_done, r, timeout, 0);
-    if (rc != SF_OK) {
-        free(r->member_id);
-        free(r);
-        op->retry_at = now + sf_cgroup_backoff(g);
-        return;
-    }
-    op->inflight = 1;
-}
-
-/* 1 while some partition of an OP_ASSIGN still waits for it. */
-static int assign_wanted(const sf_cgroup_t *g, const gop_t *op) {
-    size_t i;
-    for (i = 0; i < op->tps.n; i++) {
-        long k = owned_find(g, op->tps.v[i].topic, op->tps.v[i].partition);
-        if (k >= 0 && !g->owned[k].started && g->owned[k].generation == op->generation)
-            return 1;
-    }
-    return 0;
-}
-
-/* Commits go one at a time, in order: a commit retried after a later one succeeded would
- * put an older offset back. */
-static int commit_inflight(const sf_cgroup_t *g) {
-    const gop_t *op;
-    for (op = g->ops; op; op = op->next)
-        if (op->inflight && op->api == SF_PROTO_API_OffsetCommit)
-            return 1;
-    return 0;
-}
-
-static void ops_service(sf_cgroup_t *g, int64_t now) {
-    gop_t *op, *next;
-    int committing = commit_inflight(g);
-    for (op = g->ops; op; op = next) {
-        next = op->next;
-        if (op->inflight)
-            continue;
-        if ((op->deadline >= 0 && now >= op->deadline) ||
-            (op->why == OP_ASSIGN && !assign_wanted(g, op))) {
-            op->err = SF_ERROR_TIMED_OUT;
-            op_complete(g, op);
-        } else if (op->api == SF_PROTO_API_OffsetCommit && committing) {
-            continue; /* behind an earlier commit, even one waiting for its retry */
-        } else {
-            committing |= op->api == SF_PROTO_API_OffsetCommit;
-            if (g->coord >= 0 && now >= op->retry_at)
-                op_send(g, op, now);
-        }
-    }
-}
-
-/* A commit of the positions of @tps (offsets ignored) or, when NULL, of every started
- * partition whose position moved since its last commit. NULL when there is nothing to
- * commit (or no memory). */
-static gop_t *commit_positions(sf_cgroup_t *g, const tpl_t *tps, int why, int pending) {
-    gop_t *op = op_new(SF_PROTO_API_OffsetCommit, why);
-    size_t i;
-    if (!op)
-        return NULL;
-    for (i = 0; i < (tps ? tps->n : g->nowned); i++) {
-        const char *topic = tps ? tps->v[i].topic : g->owned[i].topic;
-        int32_t partition = tps ? tps->v[i].partition : g->owned[i].partition;
-        long k = tps ? owned_find(g, topic, partition) : (long)i;
-        int64_t pos;
-        if (k < 0 || !g->owned[k].started)
-            continue;
-        pos = sf_consumer_group_position(g->c, topic, partition, pending);
-        if (pos < 0 || (!tps && pos == g->owned[k].committed))
-            continue;
-        if (tpl_add(&op->tps, topic, partition, pos) != SF_OK)
-            break;
-    }
-    if (op->tps.n == 0) {
-        op_free(op);
-        return NULL;
-    }
-    return op;
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -504,15 +215,15 @@ static gop_t *commit_positions(sf_cgroup_t *g, const tpl_t *tps, int why, int pe
 static void revoke_finish(sf_cgroup_t *g, const tpl_t *tps) {
     size_t i;
     if (g->conf->enable_auto_commit && g->conf->group_id) {
-        gop_t *op = commit_positions(g, tps, OP_REVOKE, 1);
+        gop_t *op = sf_cgroup_commit_positions(g, tps, OP_REVOKE, 1);
         if (op) {
             op->deadline = now_ms() + g->conf->request_timeout_ms;
-            op_queue(g, op);
+            sf_cgroup_op_queue(g, op);
             g->revoke_op = op;
         }
     }
     for (i = 0; i < tps->n; i++) {
-        long k = owned_find(g, tps->v[i].topic, tps->v[i].partition);
+        long k = sf_cgroup_owned_find(g, tps->v[i].topic, tps->v[i].partition);
         if (k >= 0)
             owned_drop(g, (size_t)k);
     }
@@ -523,13 +234,27 @@ static void revoke_finish(sf_cgroup_t *g, const tpl_t *tps) {
 static void revoke_start(sf_cgroup_t *g, tpl_t *tps) {
     gev_t *ev;
     sf_cgroup_log(g, SF_LOG_LEVEL_INFO, "group %s: revoking %zu partitions", g->id, tps->n);
-    if (g->conf->rebalance_cb && tps->n > 0 && (ev = gev_new(g, SF_REBALANCE_REVOKED))) {
+    if (g->conf->rebalance_cb && tps->n > 0 &&
+        (ev = sf_cgroup_event_new(g, SF_REBALANCE_REVOKED))) {
         ev->tps = *tps;
         g->revoke_ev = ev;
         return;
     }
     revoke_finish(g, tps);
-    tpl_clear(tps);
+    sf_cgroup_tpl_clear(tps);
+}
+
+/* 1 when the loss of @o needs no telling: it is in a LOST event not served yet, or in the
+ * REVOKED event whose callback runs (the application is letting go of it right now). */
+static int loss_told(const sf_cgroup_t *g, const owned_t *o) {
+    const gev_t *ev;
+    if (g->revoking && sf_cgroup_tpl_find(&g->revoking->tps, o->topic, o->partition) >= 0)
+        return 1;
+    for (ev = g->ev_head; ev; ev = ev->next)
+        if (ev->type == SF_REBALANCE_LOST &&
+            sf_cgroup_tpl_find(&ev->tps, o->topic, o->partition) >= 0)
+            return 1;
+    return 0;
 }
 
 /* Every partition is gone without a commit (the member was fenced or left). */
@@ -537,29 +262,29 @@ static void lose_all(sf_cgroup_t *g) {
     tpl_t lost = {0};
     gev_t *ev;
     size_t i;
+    /* The generation is gone: its commits could only be refused. */
+    sf_cgroup_ops_fail_member(g, SF_KERR_ILLEGAL_GENERATION);
     if (g->revoke_ev) {
         /* Its revocation never happened: the application hears of a loss instead. */
         g->revoke_ev->type = SF_REBALANCE_LOST;
         g->revoke_ev = NULL;
     }
+    if (g->revoking)
+        g->revoke_lost = 1; /* after its callback, nothing to commit */
     for (i = 0; i < g->nowned; i++) {
         owned_t *o = &g->owned[i];
-        int listed = 0;
-        for (ev = g->ev_head; ev && !listed; ev = ev->next)
-            listed = ev->type == SF_REBALANCE_LOST &&
-                     tpl_find(&ev->tps, o->topic, o->partition) >= 0;
-        if (o->started && !listed)
-            tpl_add(&lost, o->topic, o->partition, -1);
+        if (o->started && !loss_told(g, o))
+            sf_cgroup_tpl_add(&lost, o->topic, o->partition, -1);
     }
     while (g->nowned > 0)
         owned_drop(g, g->nowned - 1);
     if (lost.n)
         sf_cgroup_log(g, SF_LOG_LEVEL_WARNING, "group %s: lost %zu partitions", g->id, lost.n);
-    if (g->conf->rebalance_cb && lost.n && (ev = gev_new(g, SF_REBALANCE_LOST))) {
+    if (g->conf->rebalance_cb && lost.n && (ev = sf_cgroup_event_new(g, SF_REBALANCE_LOST))) {
         ev->tps = lost;
         return;
     }
-    tpl_clear(&lost);
+    sf_cgroup_tpl_clear(&lost);
 }
 
 /* Forget the membership: a new JoinGroup starts afresh (with the member id unless
@@ -583,6 +308,20 @@ void sf_cgroup_fenced(sf_cgroup_t *g, const char *why, int err) {
     snprintf(g->why, sizeof(g->why), "%s", sf_error_name(err));
 }
 
+void sf_cgroup_instance_fenced(sf_cgroup_t *g, const char *what) {
+    sf_cgroup_log(g, SF_LOG_LEVEL_ERR,
+                  "group %s: %s: another consumer runs with group.instance.id %s: out of the "
+                  "group until the next subscribe",
+                  g->id, what, g->conf->group_instance_id ? g->conf->group_instance_id : "");
+    lose_all(g);
+    sf_cgroup_reset(g, 0);
+    g->fatal = 1;
+    g->rejoin = 0;
+    /* Told every time, not once per distinct error: the application has to act on it. */
+    g->last_err = g->app_err = SF_KERR_FENCED_INSTANCE_ID;
+    sf_client_signal(g->cl);
+}
+
 void sf_cgroup_rejoin(sf_cgroup_t *g, const char *why) {
     if (!g->rejoin)
         sf_cgroup_log(g, SF_LOG_LEVEL_INFO, "group %s: rejoining: %s", g->id, why);
@@ -590,16 +329,15 @@ void sf_cgroup_rejoin(sf_cgroup_t *g, const char *why) {
     snprintf(g->why, sizeof(g->why), "%s", why);
 }
 
-/* The committed offsets of newly assigned partitions came back: start them there (else at
- * auto.offset.reset) and tell the application. */
-static void assign_started(sf_cgroup_t *g, gop_t *op) {
+/* Start them at their committed offsets, else at auto.offset.reset. */
+void sf_cgroup_assign_started(sf_cgroup_t *g, gop_t *op) {
     gev_t *ev = NULL;
     size_t i;
     if (g->conf->rebalance_cb)
-        ev = gev_new(g, SF_REBALANCE_ASSIGNED);
+        ev = sf_cgroup_event_new(g, SF_REBALANCE_ASSIGNED);
     for (i = 0; i < op->tps.n; i++) {
         const sf_topic_partition_t *tp = &op->tps.v[i];
-        long k = owned_find(g, tp->topic, tp->partition);
+        long k = sf_cgroup_owned_find(g, tp->topic, tp->partition);
         int64_t start = tp->offset;
         int err = 0;
         if (op->err || k < 0 || g->owned[k].started || g->owned[k].generation != op->generation)
@@ -613,7 +351,7 @@ static void assign_started(sf_cgroup_t *g, gop_t *op) {
         g->owned[k].started = 1;
         g->owned[k].committed = tp->offset;
         if (ev)
-            tpl_add(&ev->tps, tp->topic, tp->partition, tp->offset);
+            sf_cgroup_tpl_add(&ev->tps, tp->topic, tp->partition, tp->offset);
     }
     if (ev && ev->tps.n == 0)
         ev->type = 0; /* nothing to tell */
@@ -622,7 +360,7 @@ static void assign_started(sf_cgroup_t *g, gop_t *op) {
 /* SyncGroup gave this member @asg. */
 void sf_cgroup_assignment(sf_cgroup_t *g, const sf_proto_ConsumerProtocolAssignment_t *asg) {
     tpl_t revoked = {0};
-    gop_t *fetch = op_new(SF_PROTO_API_OffsetFetch, OP_ASSIGN);
+    gop_t *fetch = sf_cgroup_op_new(SF_PROTO_API_OffsetFetch, OP_ASSIGN);
     int32_t t, p;
     size_t i;
     for (i = g->nowned; i-- > 0;) {
@@ -634,7 +372,7 @@ void sf_cgroup_assignment(sf_cgroup_t *g, const sf_proto_ConsumerProtocolAssignm
         if (keep)
             continue;
         if (g->owned[i].started)
-            tpl_add(&revoked, g->owned[i].topic, g->owned[i].partition, -1);
+            sf_cgroup_tpl_add(&revoked, g->owned[i].topic, g->owned[i].partition, -1);
         else
             owned_drop(g, i); /* never started: the application never heard of it */
     }
@@ -642,10 +380,11 @@ void sf_cgroup_assignment(sf_cgroup_t *g, const sf_proto_ConsumerProtocolAssignm
         char *topic = sf_slice_strdup(asg->AssignedPartitions[t].Topic);
         for (p = 0; topic && p < asg->AssignedPartitions[t].PartitionsCount; p++) {
             int32_t part = asg->AssignedPartitions[t].Partitions[p];
-            if (part < 0 || owned_find(g, topic, part) >= 0 || owned_add(g, topic, part) != SF_OK)
+            if (part < 0 || sf_cgroup_owned_find(g, topic, part) >= 0 ||
+                owned_add(g, topic, part) != SF_OK)
                 continue;
             if (fetch)
-                tpl_add(&fetch->tps, topic, part, -1);
+                sf_cgroup_tpl_add(&fetch->tps, topic, part, -1);
         }
         free(topic);
     }
@@ -660,9 +399,9 @@ void sf_cgroup_assignment(sf_cgroup_t *g, const sf_proto_ConsumerProtocolAssignm
     }
     if (fetch && fetch->tps.n) {
         fetch->generation = g->generation;
-        op_queue(g, fetch);
+        sf_cgroup_op_queue(g, fetch);
     } else if (fetch) {
-        op_free(fetch);
+        sf_cgroup_op_free(fetch);
     }
 }
 
@@ -671,53 +410,68 @@ void sf_cgroup_assignment(sf_cgroup_t *g, const sf_proto_ConsumerProtocolAssignm
  * The state machine (I/O thread)
  * ------------------------------------------------------------------------------------------ */
 
+/* 1 while a revocation is not finished: its callback not served or running, its commit
+ * not done. */
+static int revoke_pending(const sf_cgroup_t *g) {
+    return g->revoke_ev || g->revoking || g->revoke_op;
+}
+
+static int str_cmp(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* 1 when the resolved subscription has @topic. */
+static int subscribed_topic(const sf_cgroup_t *g, const char *topic) {
+    return g->ntopics && bsearch(&topic, g->topics, g->ntopics, sizeof(*g->topics), str_cmp);
+}
+
+/* Eager: every partition is revoked. */
+static void prepare_eager(sf_cgroup_t *g) {
+    tpl_t all = {0};
+    size_t i;
+    owned_started(g, &all);
+    for (i = g->nowned; i-- > 0;)
+        if (!g->owned[i].started)
+            owned_drop(g, i); /* the application never heard of it */
+    if (all.n)
+        revoke_start(g, &all);
+}
+
+/* Cooperative: the partitions of topics the subscription no longer has are revoked before
+ * JoinGroup claims them again (Java's onJoinPrepare); the others only commit. */
+static void prepare_cooperative(sf_cgroup_t *g, int64_t now) {
+    tpl_t gone = {0};
+    size_t i;
+    for (i = g->nowned; i-- > 0;) {
+        if (subscribed_topic(g, g->owned[i].topic))
+            continue;
+        if (!g->owned[i].started)
+            owned_drop(g, i);
+        else
+            sf_cgroup_tpl_add(&gone, g->owned[i].topic, g->owned[i].partition, -1);
+    }
+    if (gone.n)
+        revoke_start(g, &gone);
+    if (g->conf->enable_auto_commit) {
+        gop_t *op = sf_cgroup_commit_positions(g, NULL, OP_REVOKE, 1);
+        if (op) {
+            op->deadline = now + g->conf->request_timeout_ms;
+            sf_cgroup_op_queue(g, op);
+            g->revoke_op = op;
+        }
+    }
+}
+
 /* Ready the member for a new generation; 1 once it is (see the file comment). */
 static int prepare(sf_cgroup_t *g, int64_t now) {
     if (!g->prepared) {
         g->prepared = 1;
-        if (!g->cooperative) {
-            tpl_t all = {0};
-            size_t i;
-            owned_started(g, &all);
-            for (i = g->nowned; i-- > 0;)
-                if (!g->owned[i].started)
-                    owned_drop(g, i); /* the application never heard of it */
-            if (all.n)
-                revoke_start(g, &all);
-        } else if (g->conf->enable_auto_commit) {
-            gop_t *op = commit_positions(g, NULL, OP_REVOKE, 1);
-            if (op) {
-                op->deadline = now + g->conf->request_timeout_ms;
-                op_queue(g, op);
-                g->revoke_op = op;
-            }
-        }
+        if (g->cooperative)
+            prepare_cooperative(g, now);
+        else
+            prepare_eager(g);
     }
-    return !g->revoke_ev && !g->revoke_op;
-}
-
-/* A commit of the positions of the partitions assigned with sf_consumer_assign (a consumer
- * with a group.id that does not subscribe). */
-static gop_t *commit_assigned(sf_cgroup_t *g, int why, int pending) {
-    size_t n = sf_consumer_group_parts(g->c, NULL, 0), i;
-    sf_topic_partition_t *v;
-    gop_t *op;
-    if (n == 0 || !(v = calloc(n, sizeof(*v))))
-        return NULL;
-    n = sf_consumer_group_parts(g->c, v, n);
-    if ((op = op_new(SF_PROTO_API_OffsetCommit, why))) {
-        for (i = 0; i < n; i++) {
-            int64_t pos = sf_consumer_group_position(g->c, v[i].topic, v[i].partition, pending);
-            if (pos >= 0)
-                tpl_add(&op->tps, v[i].topic, v[i].partition, pos);
-        }
-        if (op->tps.n == 0) {
-            op_free(op);
-            op = NULL;
-        }
-    }
-    free(v);
-    return op;
+    return !revoke_pending(g);
 }
 
 static void auto_commit(sf_cgroup_t *g, int64_t now) {
@@ -728,10 +482,11 @@ static void auto_commit(sf_cgroup_t *g, int64_t now) {
     for (op = g->ops; op; op = op->next)
         if (op->why == OP_AUTO)
             return; /* the last one is still trying */
-    op = g->subscribed ? commit_positions(g, NULL, OP_AUTO, 1) : commit_assigned(g, OP_AUTO, 1);
+    op = g->subscribed ? sf_cgroup_commit_positions(g, NULL, OP_AUTO, 1)
+                       : sf_cgroup_commit_assigned(g, OP_AUTO, 1);
     if (op) {
         op->deadline = now + g->conf->request_timeout_ms;
-        op_queue(g, op);
+        sf_cgroup_op_queue(g, op);
     }
 }
 
@@ -765,7 +520,7 @@ static void member_step(sf_cgroup_t *g, int64_t now) {
     for (;;) {
         switch (g->state) {
         case G_IDLE:
-            if (g->poll_expired || g->leaving)
+            if (g->poll_expired || g->leaving || g->fatal)
                 return;
             g->state = G_PREPARE;
             g->prepared = 0;
@@ -786,7 +541,7 @@ static void member_step(sf_cgroup_t *g, int64_t now) {
                 sf_cgroup_sync(g, now);
             return;
         case G_STABLE:
-            if (g->rejoin && !g->revoke_ev && !g->revoke_op) {
+            if (g->rejoin && !revoke_pending(g)) {
                 g->state = G_PREPARE;
                 g->prepared = 0;
                 continue;
@@ -800,7 +555,7 @@ static void member_step(sf_cgroup_t *g, int64_t now) {
 
 /* 1 when the coordinator has to be known. */
 static int need_coord(const sf_cgroup_t *g) {
-    return (g->subscribed && !g->closing && !g->poll_expired) || g->ops != NULL ||
+    return (g->subscribed && !g->closing && !g->poll_expired && !g->fatal) || g->ops != NULL ||
            g->state != G_IDLE;
 }
 
@@ -820,22 +575,11 @@ static void timer_cb(evutil_socket_t fd, short what, void *arg) {
 static void timer_arm(sf_cgroup_t *g, int64_t now) {
     int64_t at = INT64_MAX, ms;
     struct timeval tv;
-    gop_t *op;
-    int committing;
     /* Only times that the next run moves on (or that send something), so that a time in the
      * past cannot spin the timer. */
     if (g->coord < 0 && need_coord(g) && !g->finding)
         AT(g->find_at);
-    committing = commit_inflight(g);
-    for (op = g->ops; op; op = op->next) {
-        int blocked = op->api == SF_PROTO_API_OffsetCommit && committing;
-        if (!op->inflight && op->api == SF_PROTO_API_OffsetCommit)
-            committing = 1;
-        if (!op->inflight && !blocked && g->coord >= 0)
-            AT(op->retry_at);
-        if (op->deadline >= 0)
-            AT(op->deadline);
-    }
+    sf_cgroup_ops_next_at(g, &at);
     if (g->coord >= 0 && !g->req_inflight && g->subscribed && !g->closing) {
         if (g->state == G_JOIN)
             AT(g->join_at);
@@ -878,7 +622,7 @@ void sf_cgroup_run(sf_cgroup_t *g) {
         poll_check(g, now);
         if (g->coord < 0 && need_coord(g))
             sf_cgroup_find(g, now);
-        ops_service(g, now);
+        sf_cgroup_ops_service(g, now);
         member_step(g, now);
         if (!g->subscribed && g->state == G_IDLE)
             auto_commit(g, now);
@@ -890,10 +634,6 @@ void sf_cgroup_run(sf_cgroup_t *g) {
 /* ------------------------------------------------------------------------------------------
  * The subscription
  * ------------------------------------------------------------------------------------------ */
-
-static int str_cmp(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 static int topic_matches(const sf_cgroup_t *g, const char *name) {
     size_t i;
@@ -911,7 +651,8 @@ static void strv_free(char **v, size_t n) {
 }
 
 /* Resolve the subscription into g->topics (the literal names plus the cached topics the
- * patterns match). Returns 1 when it changed. */
+ * patterns match, as of now: a topic that stops matching or existing drops out). Returns 1
+ * when it changed. */
 static int resolve(sf_cgroup_t *g) {
     const sf_client_topic_t *const *all = NULL;
     int nall = 0, i;
@@ -947,8 +688,11 @@ static int resolve(sf_cgroup_t *g) {
     strv_free(g->topics, g->ntopics);
     g->topics = v;
     g->ntopics = n;
-    for (k = 0; k < n; k++)
-        sf_client_metadata_want(g->cl, v[k], 0);
+    /* Only the literal names are followed: the topics a pattern matches come with every
+     * refresh of all topics (sf_client_metadata_all), and leave the cache, and with it the
+     * subscription, when they are deleted. */
+    for (k = 0; k < g->nnames; k++)
+        sf_client_metadata_want(g->cl, g->names[k], 0);
     return 1;
 }
 
@@ -1008,7 +752,7 @@ static void hook_stop(sf_client_t *cl, void *self) {
     }
     while (g->ops) {
         g->ops->err = SF_ERROR_DESTROYED;
-        op_complete(g, g->ops);
+        sf_cgroup_op_complete(g, g->ops);
     }
     sf_client_signal(g->cl);
 }
@@ -1053,50 +797,71 @@ int sf_cgroup_start(sf_cgroup_t *g, sf_client_t *cl, char *errstr, size_t errstr
     return SF_OK;
 }
 
+/* Run the callback of @ev, of @type (read with the lock held), with the lock released. */
+static void event_call(sf_cgroup_t *g, gev_t *ev, int type) {
+    sf_client_unlock(g->cl);
+    if (type == EV_COMMIT)
+        ev->op->cb(g->c, ev->op->err, ev->op->tps.v, ev->op->tps.n, ev->op->opaque);
+    else
+        g->conf->rebalance_cb(g->c, type, ev->tps.v, ev->tps.n, g->conf->rebalance_opaque);
+    sf_client_lock(g->cl);
+}
+
+/* Serve the revocation @ev (out of the list): while its callback runs it is g->revoking, so
+ * that a loss meanwhile (lose_all in the I/O thread) neither rewrites it nor reports its
+ * partitions again, and the rejoin waits for it. */
+static void serve_revoke(sf_cgroup_t *g, gev_t *ev) {
+    assert(ev == g->revoke_ev && !g->revoking);
+    g->revoke_ev = NULL;
+    g->revoking = ev;
+    g->revoke_lost = 0;
+    event_call(g, ev, ev->type);
+    g->revoking = NULL;
+    if (!g->revoke_lost)
+        revoke_finish(g, &ev->tps);
+    sf_client_wake(g->cl); /* the rejoin may go on */
+}
+
 /* Serve the events queued for the application (application thread, lock held; the lock is
- * released around each callback). */
+ * released around each callback). One thread at a time: another one that polls meanwhile,
+ * or a poll inside a callback, leaves them to it. */
 static void serve_events(sf_cgroup_t *g) {
     gev_t *ev;
+    if (g->serving)
+        return;
+    g->serving = 1;
     while ((ev = g->ev_head)) {
+        int type = ev->type;
         g->ev_head = ev->next;
         if (!g->ev_head)
             g->ev_tail = NULL;
-        if (ev->type) {
-            sf_client_unlock(g->cl);
-            if (ev->type == EV_COMMIT)
-                ev->op->cb(g->c, ev->op->err, ev->op->tps.v, ev->op->tps.n, ev->op->opaque);
-            else
-                g->conf->rebalance_cb(g->c, ev->type, ev->tps.v, ev->tps.n,
-                                      g->conf->rebalance_opaque);
-            sf_client_lock(g->cl);
-        }
-        if (ev == g->revoke_ev) {
-            g->revoke_ev = NULL;
-            revoke_finish(g, &ev->tps);
-        }
+        if (ev == g->revoke_ev)
+            serve_revoke(g, ev);
+        else if (type)
+            event_call(g, ev, type);
         if (ev->op)
-            op_free(ev->op);
+            sf_cgroup_op_free(ev->op);
         gev_free(ev);
     }
+    g->serving = 0;
 }
 
 void sf_cgroup_free(sf_cgroup_t *g) {
     gev_t *ev;
     if (!g)
         return;
-    /* The client is gone: no lock any more, only commit callbacks are still owed. */
+    /* The client is gone. Commit callbacks ran at the close (sf_cgroup_ops_close): none are
+     * owed any more, and none could run now (the consumer's client is freed). */
     while ((ev = g->ev_head)) {
         g->ev_head = ev->next;
-        if (ev->type == EV_COMMIT)
-            ev->op->cb(g->c, ev->op->err, ev->op->tps.v, ev->op->tps.n, ev->op->opaque);
         if (ev->op)
-            op_free(ev->op);
+            sf_cgroup_op_free(ev->op);
         gev_free(ev);
     }
     while (g->ops) {
         gop_t *op = g->ops;
         g->ops = op->next;
-        op_free(op);
+        sf_cgroup_op_free(op);
     }
     while (g->nowned > 0) {
         free(g->owned[g->nowned - 1].topic);
@@ -1140,34 +905,11 @@ static int64_t deadline_of(const sf_cgroup_t *g, int timeout_ms) {
     return now_ms() + (timeout_ms < 0 ? g->conf->request_timeout_ms : timeout_ms);
 }
 
-/* Queue @op (OP_USER) and wait for it; returns its error. The op is freed, unless it is
- * still running when the wait gives up (then its completion frees it). */
-static int op_wait(sf_cgroup_t *g, gop_t *op, int64_t deadline, tpl_t *result) {
-    int rc;
-    op->deadline = deadline;
-    op_queue(g, op);
-    sf_client_wake(g->cl);
-    /* The I/O thread finishes the op by its deadline; the margin covers a reply in flight. */
-    while (!op->done && !g->stopped && sf_client_wait(g->cl, deadline + 1000) == SF_OK)
-        ;
-    if (!op->done) {
-        op->abandoned = 1;
-        return g->stopped ? SF_ERROR_DESTROYED : SF_ERROR_TIMED_OUT;
-    }
-    rc = op->err;
-    if (result) {
-        *result = op->tps;
-        memset(&op->tps, 0, sizeof(op->tps));
-    }
-    op_free(op);
-    return rc;
-}
-
 /* Copy the outcome of @res (sorted) into the caller's @tps. */
 static void tps_update(sf_topic_partition_t *tps, size_t n, const tpl_t *res, int offsets) {
     size_t i;
     for (i = 0; i < n; i++) {
-        int k = tpl_find(res, tps[i].topic, tps[i].partition);
+        int k = sf_cgroup_tpl_find(res, tps[i].topic, tps[i].partition);
         tps[i].err = k < 0 ? SF_ERROR_MALFORMED : res->v[k].err;
         if (offsets)
             tps[i].offset = k < 0 ? -1 : res->v[k].offset;
@@ -1182,6 +924,39 @@ static sf_cgroup_t *group_lock(sf_consumer_t *c) {
     return g;
 }
 
+/* The REVOKED callback for every started partition, before the member leaves (application
+ * thread, lock held): marked as being served, as in serve_revoke. */
+static void leave_revoke(sf_cgroup_t *g, tpl_t *all) {
+    gev_t ev, *outer = g->revoking;
+    int serving = g->serving;
+    memset(&ev, 0, sizeof(ev));
+    ev.type = SF_REBALANCE_REVOKED;
+    ev.tps = *all;
+    g->revoking = &ev;
+    g->serving = 1;
+    event_call(g, &ev, SF_REBALANCE_REVOKED);
+    g->revoking = outer;
+    g->serving = serving;
+}
+
+/* Send LeaveGroup and wait for it (application thread, lock held), with a time of its own:
+ * the commits before may have used up theirs, and it has to be written before the client
+ * goes. */
+static void leave_send(sf_cgroup_t *g, const char *why) {
+    int budget = g->conf->request_timeout_ms < LEAVE_WAIT_MS ? g->conf->request_timeout_ms
+                                                             : LEAVE_WAIT_MS;
+    int64_t until = now_ms() + budget;
+    /* A commit that failed on the coordinator may have sent the member looking for it. */
+    sf_client_wake(g->cl);
+    while (g->coord < 0 && !g->stopped && sf_client_wait(g->cl, until) == SF_OK)
+        ;
+    if (g->coord < 0 || g->stopped)
+        return;
+    sf_cgroup_leave(g, why);
+    while (g->leaving && !g->stopped && sf_client_wait(g->cl, until) == SF_OK)
+        ;
+}
+
 /* Revoke every partition and leave the group (application thread, lock held). */
 static void member_leave(sf_cgroup_t *g, const char *why) {
     int64_t deadline = deadline_of(g, -1);
@@ -1189,31 +964,20 @@ static void member_leave(sf_cgroup_t *g, const char *why) {
     gop_t *op = NULL;
     serve_events(g);
     owned_started(g, &all);
-    if (all.n && g->conf->rebalance_cb) {
-        sf_client_unlock(g->cl);
-        g->conf->rebalance_cb(g->c, SF_REBALANCE_REVOKED, all.v, all.n,
-                              g->conf->rebalance_opaque);
-        sf_client_lock(g->cl);
-    }
+    if (all.n && g->conf->rebalance_cb)
+        leave_revoke(g, &all);
     if (g->conf->enable_auto_commit)
-        op = commit_positions(g, &all, OP_USER, 0);
+        op = sf_cgroup_commit_positions(g, &all, OP_USER, 0); /* none if lost meanwhile */
     while (g->nowned > 0)
         owned_drop(g, g->nowned - 1);
-    tpl_clear(&all);
+    sf_cgroup_tpl_clear(&all);
     if (op)
-        op_wait(g, op, deadline, NULL);
+        sf_cgroup_op_wait(g, op, deadline, NULL);
     /* Commits already on their way (auto, revocations, async) go first; offset fetches of
      * partitions no longer assigned end at the I/O thread's next turn. */
-    sf_client_wake(g->cl);
-    while (g->ops && !g->stopped && sf_client_wait(g->cl, deadline) == SF_OK)
-        ;
-    if (g->member_id[0] && !g->conf->group_instance_id && g->coord >= 0 && !g->stopped) {
-        int64_t until = now_ms() + LEAVE_WAIT_MS;
-        sf_cgroup_leave(g, why);
-        while (g->leaving && !g->stopped &&
-               sf_client_wait(g->cl, until < deadline ? until : deadline) == SF_OK)
-            ;
-    }
+    sf_cgroup_ops_wait(g, deadline);
+    if (g->member_id[0] && !g->conf->group_instance_id && !g->stopped)
+        leave_send(g, why);
     sf_cgroup_reset(g, 0);
     g->rejoin = 0;
     serve_events(g);
@@ -1228,11 +992,15 @@ void sf_cgroup_close(sf_cgroup_t *g) {
         serve_events(g);
     if (!g->subscribed && g->conf->enable_auto_commit) {
         /* Explicitly assigned partitions: their positions, as the Java consumer does. */
-        gop_t *op = commit_assigned(g, OP_USER, 0);
+        gop_t *op = sf_cgroup_commit_assigned(g, OP_USER, 0);
         if (op)
-            op_wait(g, op, deadline_of(g, -1), NULL);
+            sf_cgroup_op_wait(g, op, deadline_of(g, -1), NULL);
     }
     g->subscribed = 0;
+    /* Commit callbacks run now, while the consumer and its client still work. */
+    sf_cgroup_ops_close(g, deadline_of(g, -1));
+    serve_events(g);
+    g->closed = 1;
     sf_client_unlock(g->cl);
 }
 
@@ -1314,6 +1082,7 @@ int sf_consumer_subscribe(sf_consumer_t *c, const char *const *topics, size_t co
     g->res = res;
     g->nres = nres;
     g->subscribed = 1;
+    g->fatal = 0; /* a member fenced for good tries again */
     sf_client_metadata_all(g->cl, nres > 0);
     if (resolve(g) && g->state != G_IDLE)
         sf_cgroup_rejoin(g, "the subscription changed");
@@ -1347,17 +1116,18 @@ static gop_t *commit_op(sf_cgroup_t *g, const sf_topic_partition_t *offsets, siz
     tpl_t all = {0};
     if (!offsets) {
         if (!g->subscribed)
-            return commit_assigned(g, why, 0);
+            return sf_cgroup_commit_assigned(g, why, 0);
         owned_started(g, &all);
-        op = commit_positions(g, &all, why, 0);
-        tpl_clear(&all);
+        op = sf_cgroup_commit_positions(g, &all, why, 0);
+        sf_cgroup_tpl_clear(&all);
         return op;
     }
-    if (!(op = op_new(SF_PROTO_API_OffsetCommit, why)))
+    if (!(op = sf_cgroup_op_new(SF_PROTO_API_OffsetCommit, why)))
         return NULL;
     for (i = 0; i < count; i++)
-        if (tpl_add(&op->tps, offsets[i].topic, offsets[i].partition, offsets[i].offset)) {
-            op_free(op);
+        if (sf_cgroup_tpl_add(&op->tps, offsets[i].topic, offsets[i].partition,
+                              offsets[i].offset) != SF_OK) {
+            sf_cgroup_op_free(op);
             return NULL;
         }
     return op;
@@ -1388,10 +1158,10 @@ int sf_consumer_commit(sf_consumer_t *c, sf_topic_partition_t *offsets, size_t c
         sf_client_unlock(g->cl);
         return offsets && count ? SF_ERROR_NOMEM : SF_OK; /* nothing to commit */
     }
-    rc = op_wait(g, op, deadline_of(g, timeout_ms), &res);
+    rc = sf_cgroup_op_wait(g, op, deadline_of(g, timeout_ms), &res);
     if (offsets)
         tps_update(offsets, count, &res, 0);
-    tpl_clear(&res);
+    sf_cgroup_tpl_clear(&res);
     sf_client_unlock(g->cl);
     return rc;
 }
@@ -1404,25 +1174,29 @@ int sf_consumer_commit_async(sf_consumer_t *c, const sf_topic_partition_t *offse
         return SF_ERROR_INVALID;
     if (!(g = group_lock(c)))
         return c ? SF_ERROR_STATE : SF_ERROR_INVALID;
+    if (g->closed) { /* its callback could no longer run */
+        sf_client_unlock(g->cl);
+        return SF_ERROR_STATE;
+    }
     op = commit_op(g, offsets, count, OP_ASYNC);
     if (!op && (offsets && count)) {
         sf_client_unlock(g->cl);
         return SF_ERROR_NOMEM;
     }
-    if (!op && cb && (op = op_new(SF_PROTO_API_OffsetCommit, OP_ASYNC))) {
+    if (!op && cb && (op = sf_cgroup_op_new(SF_PROTO_API_OffsetCommit, OP_ASYNC))) {
         /* Nothing to commit: the callback still comes, with no partitions. */
-        gev_t *ev = gev_new(g, EV_COMMIT);
+        gev_t *ev = sf_cgroup_event_new(g, EV_COMMIT);
         op->cb = cb;
         op->opaque = opaque;
         if (ev)
             ev->op = op;
         else
-            op_free(op);
+            sf_cgroup_op_free(op);
     } else if (op) {
         op->cb = cb;
         op->opaque = opaque;
         op->deadline = deadline_of(g, -1);
-        op_queue(g, op);
+        sf_cgroup_op_queue(g, op);
         sf_client_wake(g->cl);
     }
     sf_client_unlock(g->cl);
@@ -1442,19 +1216,19 @@ int sf_consumer_committed(sf_consumer_t *c, sf_topic_partition_t *parts, size_t 
         return SF_OK;
     if (!(g = group_lock(c)))
         return c ? SF_ERROR_STATE : SF_ERROR_INVALID;
-    if (!(op = op_new(SF_PROTO_API_OffsetFetch, OP_USER))) {
+    if (!(op = sf_cgroup_op_new(SF_PROTO_API_OffsetFetch, OP_USER))) {
         sf_client_unlock(g->cl);
         return SF_ERROR_NOMEM;
     }
     for (i = 0; i < count; i++)
-        if (tpl_add(&op->tps, parts[i].topic, parts[i].partition, -1) != SF_OK) {
-            op_free(op);
+        if (sf_cgroup_tpl_add(&op->tps, parts[i].topic, parts[i].partition, -1) != SF_OK) {
+            sf_cgroup_op_free(op);
             sf_client_unlock(g->cl);
             return SF_ERROR_NOMEM;
         }
-    rc = op_wait(g, op, deadline_of(g, timeout_ms), &res);
+    rc = sf_cgroup_op_wait(g, op, deadline_of(g, timeout_ms), &res);
     tps_update(parts, count, &res, 1);
-    tpl_clear(&res);
+    sf_cgroup_tpl_clear(&res);
     sf_client_unlock(g->cl);
     return rc;
 }

@@ -35,8 +35,8 @@ sf_cgroup_t *sf_cgroup_new(sf_consumer_t *c, sf_client_role_t *role);
  * SF_ERROR_INVALID with @errstr set for a bad group configuration. */
 int sf_cgroup_start(sf_cgroup_t *g, sf_client_t *cl, char *errstr, size_t errstr_size);
 
-/* Free it after the client is destroyed (serving the commit callbacks still pending, with
- * SF_ERROR_DESTROYED). NULL is ignored. */
+/* Free it after the client is destroyed (the commit callbacks ran in sf_cgroup_close: no
+ * callback runs here). NULL is ignored. */
 void sf_cgroup_free(sf_cgroup_t *g);
 
 /* 1 while sf_consumer_subscribe is in force (lock held). */
@@ -49,7 +49,8 @@ sf_message_t *sf_cgroup_poll(sf_cgroup_t *g);
 
 /* sf_consumer_destroy's first step (application thread, lock NOT held): serve the pending
  * events, revoke the partitions, commit them (enable.auto.commit) and leave the group, each
- * step bounded by request.timeout.ms. */
+ * step bounded by request.timeout.ms; then run the callbacks of the asynchronous commits
+ * (SF_ERROR_DESTROYED for those not finished by then). */
 void sf_cgroup_close(sf_cgroup_t *g);
 
 /* ---- partition lists ---- */

@@ -1,8 +1,8 @@
-/* The group membership's private state, shared by cgroup.c (the state machine, offsets,
- * events and the public functions) and cgroupproto.c (the group protocol's requests: the
- * coordinator, JoinGroup, SyncGroup with the leader's assignment, Heartbeat, LeaveGroup, and
- * the codec helpers). Everything here runs with the client lock held; request callbacks and
- * sf_cgroup_run in the I/O thread only. */
+/* The group membership's private state, shared by cgroup.c (the state machine, assignment,
+ * events and the public functions), cgroupops.c (the OffsetCommit and OffsetFetch operations)
+ * and cgroupproto.c (the group protocol's requests: the coordinator, JoinGroup, SyncGroup with
+ * the leader's assignment, Heartbeat, LeaveGroup, and the codec helpers). Everything here runs
+ * with the client lock held; request callbacks and sf_cgroup_run in the I/O thread only. */
 #ifndef SF_CGROUP_INT_H
 #define SF_CGROUP_INT_H
 
@@ -52,7 +52,11 @@ struct gop {
     tpl_t tps;        /* sorted */
     int64_t deadline; /* -1: none (OP_ASSIGN retries until the partitions go) */
     int64_t retry_at;
-    int32_t generation; /* OP_ASSIGN: the assignment's */
+    int32_t generation; /* OP_ASSIGN: the assignment's; member commits: the member's */
+    int member;         /* a commit of the group member: valid in its generation only */
+    uint32_t epoch;     /* member commits: g->epoch when made */
+    int fails;          /* OP_ASSIGN: errors in a row (the retry backs off) */
+    int last_err;       /* OP_ASSIGN: the last error reported */
     int inflight, done, abandoned, err;
     sf_commit_cb *cb;
     void *opaque;
@@ -106,7 +110,7 @@ struct sf_cgroup {
     sf_assignor_kind_t assignor;
     int leader, skip_assignment;
     uint32_t epoch;
-    int req_inflight; /* JoinGroup or SyncGroup */
+    int req_inflight; /* JoinGroup or SyncGroup (the coordinator's connection waits for it) */
     int64_t join_at;
     int prepared;
     int rejoin;
@@ -116,6 +120,7 @@ struct sf_cgroup {
     int hb_inflight;
     int64_t next_hb;
     int leaving;
+    int fatal; /* FENCED_INSTANCE_ID: no rejoin until sf_consumer_subscribe */
 
     /* the leader */
     jmember_t *jm;
@@ -126,6 +131,8 @@ struct sf_cgroup {
 
     /* revocation */
     gev_t *revoke_ev; /* REVOKED event not served yet */
+    gev_t *revoking;  /* REVOKED event whose callback runs (out of the event list) */
+    int revoke_lost;  /* its partitions were lost during the callback: nothing to commit */
     gop_t *revoke_op; /* commit of revoked partitions in flight */
 
     /* polling (max.poll.interval.ms) */
@@ -135,6 +142,8 @@ struct sf_cgroup {
 
     gop_t *ops, *ops_tail;
     gev_t *ev_head, *ev_tail;
+    int serving; /* a thread serves the events (one at a time) */
+    int closed;  /* sf_cgroup_close is done: no more commits */
     int app_err; /* a group error for the application's next poll */
     int last_err;
     struct event *timer;
@@ -147,6 +156,19 @@ struct sf_cgroup {
 
 /* ---- cgroup.c ---- */
 
+/* Partition lists: free the topics and the array; append (the topic copied); the index of
+ * @topic/@partition or -1. */
+void sf_cgroup_tpl_clear(tpl_t *l);
+int sf_cgroup_tpl_add(tpl_t *l, const char *topic, int32_t partition, int64_t offset);
+int sf_cgroup_tpl_find(const tpl_t *l, const char *topic, int32_t partition);
+/* The index of the owned partition @topic/@partition, or -1. */
+long sf_cgroup_owned_find(const sf_cgroup_t *g, const char *topic, int32_t partition);
+/* Queue an event of @type for the application's next poll; NULL when out of memory. */
+gev_t *sf_cgroup_event_new(sf_cgroup_t *g, int type);
+/* The committed offsets of the newly assigned partitions of @op (OP_ASSIGN) came back: start
+ * them there and tell the application. */
+void sf_cgroup_assign_started(sf_cgroup_t *g, gop_t *op);
+
 /* Run the state machine: send what is due, arm the timer (I/O thread). */
 void sf_cgroup_run(sf_cgroup_t *g);
 /* Log @err and hand it to the application's next poll (once per distinct error in a row). */
@@ -155,6 +177,10 @@ void sf_cgroup_report(sf_cgroup_t *g, const char *what, int err);
 int64_t sf_cgroup_backoff(const sf_cgroup_t *g);
 /* The member was fenced: its partitions are lost, it rejoins as a new member. */
 void sf_cgroup_fenced(sf_cgroup_t *g, const char *why, int err);
+/* Another consumer took over this member's group.instance.id (FENCED_INSTANCE_ID, @what
+ * failed): the partitions are lost, the application hears of it at its next poll, and the
+ * member stays out of the group until sf_consumer_subscribe is called again. */
+void sf_cgroup_instance_fenced(sf_cgroup_t *g, const char *what);
 /* Rejoin once the current step is done, telling the coordinator @why. */
 void sf_cgroup_rejoin(sf_cgroup_t *g, const char *why);
 /* Forget the generation (and the member id unless @keep_id): answers to requests sent before
@@ -162,6 +188,44 @@ void sf_cgroup_rejoin(sf_cgroup_t *g, const char *why);
 void sf_cgroup_reset(sf_cgroup_t *g, int keep_id);
 /* SyncGroup's answer: start the partitions @asg adds, revoke those it takes away. */
 void sf_cgroup_assignment(sf_cgroup_t *g, const sf_proto_ConsumerProtocolAssignment_t *asg);
+
+/* ---- cgroupops.c ---- */
+
+/* A new operation for @api (OffsetCommit or OffsetFetch) made for @why (OP_*); NULL when out
+ * of memory. */
+gop_t *sf_cgroup_op_new(int16_t api, int why);
+void sf_cgroup_op_free(gop_t *op);
+/* Queue @op (owned from now on) behind the others. A commit made while the consumer is a
+ * group member (subscribed, or not yet out of the group) is a member commit: it is sent in
+ * the member's current generation or not at all. */
+void sf_cgroup_op_queue(sf_cgroup_t *g, gop_t *op);
+/* @op is finished with @op->err: hand it to whoever waits for it (every waiting thread is
+ * signalled). @op is unlinked, and freed unless a thread or an event still holds it. */
+void sf_cgroup_op_complete(sf_cgroup_t *g, gop_t *op);
+/* Send what is due, end what expired (I/O thread). */
+void sf_cgroup_ops_service(sf_cgroup_t *g, int64_t now);
+/* The earliest time sf_cgroup_ops_service has something to do, into *@at when earlier. */
+void sf_cgroup_ops_next_at(const sf_cgroup_t *g, int64_t *at);
+/* The member lost its generation: its member commits not in flight fail with @err (the ones
+ * in flight are refused by the coordinator, or fail when they would be retried). */
+void sf_cgroup_ops_fail_member(sf_cgroup_t *g, int err);
+/* A commit of the positions of @tps (offsets ignored) or, when NULL, of every started owned
+ * partition whose position moved since its last commit (@pending: the position counts the
+ * records the application was handed). NULL when there is nothing to commit (or no memory). */
+gop_t *sf_cgroup_commit_positions(sf_cgroup_t *g, const tpl_t *tps, int why, int pending);
+/* A commit of the positions of the partitions assigned with sf_consumer_assign; NULL when
+ * there are none. */
+gop_t *sf_cgroup_commit_assigned(sf_cgroup_t *g, int why, int pending);
+/* Queue @op (OP_USER) and wait (application thread) until it is done or @deadline passes;
+ * returns its error, its partitions into @result (may be NULL). The op is freed, unless it
+ * is still running when the wait gives up (then its completion frees it). */
+int sf_cgroup_op_wait(sf_cgroup_t *g, gop_t *op, int64_t deadline, tpl_t *result);
+/* Wait (application thread) until no operation is left or @deadline passes. */
+void sf_cgroup_ops_wait(sf_cgroup_t *g, int64_t deadline);
+/* The consumer closes (application thread): the asynchronous commits get until @deadline to
+ * finish, then the callbacks of those still on their way are queued with SF_ERROR_DESTROYED,
+ * to be served while the client exists. */
+void sf_cgroup_ops_close(sf_cgroup_t *g, int64_t deadline);
 
 /* ---- cgroupproto.c ---- */
 

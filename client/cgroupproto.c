@@ -321,6 +321,7 @@ static void fc_done(sf_client_t *cl, int err, int32_t broker_id, int16_t version
     } else {
         g->coord = node;
         g->find_fails = 0;
+        sf_client_signal(g->cl); /* a LeaveGroup at close may wait for it */
         sf_cgroup_log(g, SF_LOG_LEVEL_INFO, "group %s: coordinator is broker %d", g->id,
                       (int)node);
     }
@@ -421,6 +422,9 @@ static int member_error(sf_cgroup_t *g, int32_t coord, const char *what, int err
     case SF_KERR_ILLEGAL_GENERATION:
         sf_cgroup_fenced(g, what, err);
         return 1;
+    case SF_KERR_FENCED_INSTANCE_ID:
+        sf_cgroup_instance_fenced(g, what);
+        return 1;
     case SF_KERR_REBALANCE_IN_PROGRESS:
         g->state = G_JOIN;
         g->join_at = now;
@@ -497,11 +501,34 @@ static int join_metadata(sf_cgroup_t *g, mreq_t *r) {
     return rc;
 }
 
+/* The leader's copy of the members of the JoinGroup answer @resp into g->jm: all of them or,
+ * out of memory, SF_ERROR_NOMEM (the caller clears what was copied). */
+static int leader_copy_members(sf_cgroup_t *g, const sf_proto_JoinGroupResponse_t *resp) {
+    int32_t i;
+    if (resp->MembersCount <= 0)
+        return SF_OK;
+    if (!(g->jm = calloc((size_t)resp->MembersCount, sizeof(*g->jm))))
+        return SF_ERROR_NOMEM;
+    for (i = 0; i < resp->MembersCount; i++) {
+        const sf_proto_JoinGroupResponse_JoinGroupResponseMember_t *m = &resp->Members[i];
+        jmember_t *j = &g->jm[g->njm++];
+        j->member_id = sf_slice_strdup(m->MemberId);
+        j->instance_id =
+            m->GroupInstanceId.len >= 0 ? sf_slice_strdup(m->GroupInstanceId) : NULL;
+        j->len = m->Metadata.len > 0 ? (size_t)m->Metadata.len : 0;
+        j->meta = malloc(j->len + 1);
+        if (!j->member_id || !j->meta || (m->GroupInstanceId.len >= 0 && !j->instance_id))
+            return SF_ERROR_NOMEM;
+        if (j->len)
+            memcpy(j->meta, m->Metadata.p, j->len);
+    }
+    return SF_OK;
+}
+
 static void join_ok(sf_cgroup_t *g, const sf_proto_JoinGroupResponse_t *resp, int16_t version,
                     int64_t now) {
     char *member = sf_slice_strdup(resp->MemberId), *proto = sf_slice_strdup(resp->ProtocolName);
     sf_assignor_kind_t kind;
-    int32_t i;
     if (!member || !proto || sf_assignor_parse(proto, &kind) != SF_OK ||
         (resp->ProtocolType.len >= 0 && !sf_slice_eq(resp->ProtocolType, PROTOCOL_TYPE))) {
         free(member);
@@ -518,22 +545,16 @@ static void join_ok(sf_cgroup_t *g, const sf_proto_JoinGroupResponse_t *resp, in
     g->leader = sf_slice_eq(resp->Leader, member);
     g->skip_assignment = version >= 9 && resp->SkipAssignment;
     sf_cgroup_leader_clear(g);
-    if (g->leader && resp->MembersCount > 0 &&
-        (g->jm = calloc((size_t)resp->MembersCount, sizeof(*g->jm)))) {
-        for (i = 0; i < resp->MembersCount; i++) {
-            const sf_proto_JoinGroupResponse_JoinGroupResponseMember_t *m = &resp->Members[i];
-            jmember_t *j = &g->jm[g->njm];
-            j->member_id = sf_slice_strdup(m->MemberId);
-            j->instance_id = m->GroupInstanceId.len >= 0 ? sf_slice_strdup(m->GroupInstanceId)
-                                                         : NULL;
-            j->len = m->Metadata.len > 0 ? (size_t)m->Metadata.len : 0;
-            j->meta = malloc(j->len + 1);
-            g->njm++;
-            if (!j->member_id || !j->meta || (m->GroupInstanceId.len >= 0 && !j->instance_id))
-                break;
-            if (j->len)
-                memcpy(j->meta, m->Metadata.p, j->len);
-        }
+    if (g->leader && !g->skip_assignment && leader_copy_members(g, resp) != SF_OK) {
+        /* An assignment without every member would give the missing ones nothing: join
+         * again later (the coordinator starts the rebalance over) rather than send it. */
+        sf_cgroup_leader_clear(g);
+        sf_cgroup_log(g, SF_LOG_LEVEL_ERR,
+                      "group %s: out of memory for the members of generation %d: rejoining",
+                      g->id, (int)g->generation);
+        g->state = G_JOIN;
+        g->join_at = now + sf_cgroup_backoff(g);
+        return;
     }
     g->md_wait_until = now + LEADER_MD_WAIT_MS;
     g->state = G_SYNC;
@@ -568,7 +589,7 @@ static void join_done(sf_client_t *cl, int err, int32_t broker_id, int16_t versi
         }
         g->join_at = now;
     } else if (!member_error(g, r->coord, "JoinGroup", err, now)) {
-        if (err == SF_KERR_GROUP_MAX_SIZE_REACHED || err == SF_KERR_FENCED_INSTANCE_ID)
+        if (err == SF_KERR_GROUP_MAX_SIZE_REACHED)
             g->member_id[0] = '\0';
         fatal(g, "joining the group", err, now);
     }
@@ -764,7 +785,8 @@ static int leader_assign(sf_cgroup_t *g, int64_t now, mreq_t *r) {
     }
     rc = 1;
 out:
-    sf_assignor_members_clear(mb, g->njm);
+    if (mb)
+        sf_assignor_members_clear(mb, g->njm);
     free(mb);
     free(versions);
     sf_arena_reset(&arena);
@@ -921,9 +943,12 @@ static void hb_done(sf_client_t *cl, int err, int32_t broker_id, int16_t version
         break;
     case SF_KERR_UNKNOWN_MEMBER_ID:
     case SF_KERR_ILLEGAL_GENERATION:
-    case SF_KERR_FENCED_INSTANCE_ID:
         if (g->state == G_STABLE || g->state == G_PREPARE)
             sf_cgroup_fenced(g, "Heartbeat", err);
+        break;
+    case SF_KERR_FENCED_INSTANCE_ID:
+        if (g->state == G_STABLE || g->state == G_PREPARE)
+            sf_cgroup_instance_fenced(g, "Heartbeat");
         break;
     default:
         if (sf_cgroup_coord_retriable(err))
@@ -1000,12 +1025,17 @@ static void leave_done(sf_client_t *cl, int err, int32_t broker_id, int16_t vers
 }
 
 void sf_cgroup_leave(sf_cgroup_t *g, const char *why) {
+    int32_t conn;
     mreq_t *r;
     if (!g->member_id[0] || g->coord < 0 || g->conf->group_instance_id || !(r = mreq_new(g, 0)))
         return;
     r->reason = why;
-    if (sf_client_request(g->cl, SF_CLIENT_COORD_CONN(g->coord), SF_PROTO_API_LeaveGroup,
-                          LEAVE_MAX, leave_encode, leave_done, r, -1, 0) != SF_OK) {
+    /* Behind a JoinGroup on the coordinator's connection it would wait for the whole
+     * rebalance: the broker's other connection carries it past (the coordinator then answers
+     * the JoinGroup too, and the reset that follows drops that answer). */
+    conn = g->req_inflight ? g->coord : SF_CLIENT_COORD_CONN(g->coord);
+    if (sf_client_request(g->cl, conn, SF_PROTO_API_LeaveGroup, LEAVE_MAX, leave_encode,
+                          leave_done, r, -1, 0) != SF_OK) {
         mreq_free(r);
         return;
     }

@@ -293,9 +293,12 @@ SF_API int sf_consumer_unsubscribe(sf_consumer_t *c);
  * are left out). Otherwise the @count partitions given, each with the offset to commit (the
  * next one to read), and each gets its err. Needs group.id; a member commits in its current
  * generation, a consumer that is not a member as an outsider (which a coordinator accepts
- * only while the group has no members). Returns SF_OK or the first error, e.g.
- * REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID when the group moved on
- * (the member then rejoins), SF_ERROR_TIMED_OUT, SF_ERROR_STATE (no group.id). */
+ * only while the group has no members). A member's commit is sent in the generation it was
+ * made in or not at all: made or retried while the member rejoins, it fails with
+ * REBALANCE_IN_PROGRESS, after the member left that generation with ILLEGAL_GENERATION.
+ * Returns SF_OK or the first error, e.g. REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION or
+ * UNKNOWN_MEMBER_ID when the group moved on (the member then rejoins), SF_ERROR_TIMED_OUT,
+ * SF_ERROR_STATE (no group.id). */
 SF_API int sf_consumer_commit(sf_consumer_t *c, sf_topic_partition_t *offsets, size_t count,
                               int timeout_ms);
 
@@ -347,7 +350,10 @@ SF_API int sf_consumer_watermarks(sf_consumer_t *c, const char *topic, int32_t p
  * timeout. Fetches are pipelined in the background up to queued.max.messages.kbytes. The
  * caller owns the message. Messages of one partition come in offset order. A group member
  * serves its pending rebalance and commit callbacks here first, and counts the message poll
- * returned before as processed (enable.auto.commit commits past it). */
+ * returned before as processed (enable.auto.commit commits past it). A group error comes as
+ * a message with partition -1 and err set; FENCED_INSTANCE_ID (another consumer runs with
+ * this group.instance.id) also means the member lost its partitions and stays out of the
+ * group until the next sf_consumer_subscribe. */
 SF_API sf_message_t *sf_consumer_poll(sf_consumer_t *c, int timeout_ms);
 
 /* Make a poll blocked in another thread return NULL now (thread-safe). */

@@ -49,6 +49,17 @@ static char *bucket_path(struct cl_bwrite *w, int b) {
     return keep(w, strdup(buf));
 }
 
+#define BUCKETS_RETRY_MS 1000
+
+void cl_buckets_retry_cb(evutil_socket_t fd, short what, void *arg) {
+    sf_cluster_t *cl = arg;
+    (void)fd;
+    (void)what;
+    cl->gbuckets_busy = 0;
+    if (cl_alive(cl) && cl->is_controller && cl->current)
+        cl_coordinators_run(cl, cl->current);
+}
+
 static void bwrite_cb(int err, int zrc, const sf_zk_op_result_t *res, int n, void *arg) {
     struct cl_bwrite *w = arg;
     sf_cluster_t *cl = w->cl;
@@ -61,10 +72,12 @@ static void bwrite_cb(int err, int zrc, const sf_zk_op_result_t *res, int n, voi
             cl_read_controller(cl);
         } else {
             /* Someone else changed them (the watch brings the new ones) or ZooKeeper failed:
-             * the next snapshot tries again. */
+             * try again in a while, with what the model has read by then. */
+            struct timeval tv = {BUCKETS_RETRY_MS / 1000, (BUCKETS_RETRY_MS % 1000) * 1000};
             sf_log(SF_LOG_WARNING, "CONTROLLER", "placing group coordinators failed: %s",
                    sf_zk_strerror(zrc));
-            cl_read_buckets(cl);
+            cl->gbuckets_busy = 1;
+            evtimer_add(cl->gbuckets_timer, &tv);
         }
     }
     bwrite_free(w);

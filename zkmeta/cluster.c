@@ -261,8 +261,9 @@ sf_cluster_t *sf_cluster_new(struct event_base *base, const sf_cluster_options_t
     cl->rebuild_timer = evtimer_new(base, cl_rebuild_cb, cl);
     cl->notify_ev = event_new(base, -1, 0, notify_cb, cl);
     cl->rebalance_timer = event_new(base, -1, EV_PERSIST, cl_rebalance_cb, cl);
+    cl->gbuckets_timer = evtimer_new(base, cl_buckets_retry_cb, cl);
     if (!cl->retry_timer || !cl->reg_timer || !cl->rebuild_timer || !cl->notify_ev ||
-        !cl->rebalance_timer)
+        !cl->rebalance_timer || !cl->gbuckets_timer)
         goto err;
     if (cl->rebalance_interval_s > 0) {
         struct timeval tv = {cl->rebalance_interval_s, 0};
@@ -297,6 +298,8 @@ void cl_destroy(sf_cluster_t *cl) {
         event_free(cl->reg_timer);
     if (cl->rebuild_timer)
         event_free(cl->rebuild_timer);
+    if (cl->gbuckets_timer)
+        event_free(cl->gbuckets_timer);
     if (cl->rebalance_timer)
         event_free(cl->rebalance_timer);
     cl->retry_timer = cl->reg_timer = cl->rebuild_timer = cl->rebalance_timer = NULL;

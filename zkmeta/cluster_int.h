@@ -143,7 +143,8 @@ struct sf_cluster {
     sf_cluster_bucket_t *gbuckets; /* /coordinators/groups */
     int ngbuckets;
     int32_t gbuckets_version; /* of that znode; -1 while it is absent or unread */
-    int gbuckets_busy;        /* the controller is writing them */
+    int gbuckets_busy;        /* the controller is writing them, or waits to try again */
+    struct event *gbuckets_timer; /* that wait */
     int offsets_buckets;      /* offsets.topic.num.partitions: the count when creating them */
     struct cl_evac {
         int32_t id;
@@ -197,6 +198,7 @@ void cl_path_topic(char *buf, size_t n, const char *t);
 
 /* buckets.c: place the group coordinator buckets (the controller, on each snapshot). */
 void cl_coordinators_run(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap);
+void cl_buckets_retry_cb(evutil_socket_t fd, short what, void *arg);
 
 /* election.c */
 void cl_elect(sf_cluster_t *cl);

@@ -2,19 +2,32 @@
  * roundrobin and cooperative-sticky assignors against Kafka's documented results and
  * invariants (every partition once, balance, stickiness, two-phase moves), the consumer
  * protocol's subscription and assignment encodings (golden bytes, every version, newer
- * versions, truncation), the group request codec helpers, and the group configuration keys.
+ * versions, truncation), the group request codec helpers, the group configuration keys, and
+ * (the "member" case) one consumer's membership against a fake coordinator: fencing during a
+ * revocation, commits bound to their generation, nothing queued behind a JoinGroup,
+ * FENCED_INSTANCE_ID, cooperative topic removal, the close's timing and callbacks, the offset
+ * fetch backoff, one thread serving callbacks, pattern topics that go away.
  * With SF_GROUP_TEST_BOOTSTRAP=host:port[,...] a "live" case also runs a group of two
  * consumers against that cluster (rebalance callbacks, commits, pattern subscription,
  * unsubscribe, the admin view). */
 #include <check.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "assignor.h"
 #include "buf.h"
 #include "cgroup.h"
 #include "clientconf.h"
+#include "clock.h"
 #include "err.h"
 #include "proto.h"
 
@@ -778,6 +791,1046 @@ END_TEST
 
 
 /* ------------------------------------------------------------------------------------------
+ * Member: one consumer against a fake coordinator (a thread per connection on 127.0.0.1 that
+ * answers ApiVersions, Metadata, FindCoordinator and the group's requests with bytes from the
+ * common/proto.h encoders, holding or failing answers as each test scripts). Like a broker
+ * it answers the requests of one connection in order: one it holds holds those behind it.
+ * ------------------------------------------------------------------------------------------ */
+
+#define FK_QUEUE 64
+#define FK_CONNS 32
+#define FK_MEMBER "m-1"
+
+typedef struct fk_topic {
+    const char *name;
+    int partitions;
+    int deleted;
+} fk_topic_t;
+
+typedef struct fk {
+    int lfd, port, stop;
+    pthread_t accept_th;
+    pthread_mutex_t mu;
+    int fds[FK_CONNS], nfds, open_conns;
+    pthread_t ths[FK_CONNS];
+    fk_topic_t topics[4];
+    int ntopics;
+    /* the group: one member */
+    int32_t generation;
+    int left; /* the member left: a JoinGroup it holds fails */
+    /* the script */
+    int16_t hb_err;     /* the answer to the next Heartbeat (once) */
+    int16_t join_err;   /* the answer to every JoinGroup while set */
+    int16_t fetch_err;  /* every OffsetFetch partition's */
+    int16_t commit_err; /* every OffsetCommit partition's, for generation commit_err_gen */
+    int32_t commit_err_gen;
+    int hold_joins;     /* JoinGroup answers wait until cleared or the member leaves */
+    int commit_delay_ms, fetch_delay_ms;
+    /* what it saw */
+    int joins, syncs, hbs, leaves, commits, fetches, hb_errs;
+    int behind_join;     /* requests that came behind a held JoinGroup on its connection */
+    int32_t max_commit_gen;
+    int join_owned_u;    /* most partitions of topic "u" a JoinGroup said it owns */
+    int join_topic_pa;   /* 1 when the last JoinGroup subscribed to "pa" */
+    int md_named_pa;     /* Metadata requests that named "pa" */
+} fk_t;
+
+typedef struct fk_frame {
+    uint8_t *buf;
+    uint32_t size;
+    int64_t at;
+    sf_proto_RequestHeader_t h;
+    sf_rbuf_t rb; /* the body */
+} fk_frame_t;
+
+typedef struct fk_conn {
+    fk_t *fk;
+    int fd;
+} fk_conn_t;
+
+static int fk_read(int fd, void *p, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = recv(fd, (char *)p + got, n - got, 0);
+        if (r <= 0)
+            return -1;
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+static void fk_write(int fd, const void *p, size_t n) {
+    size_t put = 0;
+    while (put < n) {
+        ssize_t r = send(fd, (const char *)p + put, n - put, MSG_NOSIGNAL);
+        if (r <= 0)
+            return;
+        put += (size_t)r;
+    }
+}
+
+/* A response: size, correlation id (header v0: every version used here is not flexible),
+ * body. */
+static void fk_send(int fd, int32_t corr, sf_wbuf_t *body) {
+    uint8_t hdr[8];
+    sf_store_be32(hdr, (uint32_t)(4 + body->len));
+    sf_store_be32(hdr + 4, (uint32_t)corr);
+    fk_write(fd, hdr, 8);
+    fk_write(fd, body->p, body->len);
+    sf_wbuf_free(body);
+}
+
+static void fk_apiversions(int fd, const fk_frame_t *f) {
+    sf_proto_ApiVersionsResponse_ApiVersion_t keys[] = {
+        {.ApiKey = SF_PROTO_API_ApiVersions, .MinVersion = 0, .MaxVersion = 3},
+        {.ApiKey = SF_PROTO_API_Metadata, .MinVersion = 0, .MaxVersion = 8},
+        {.ApiKey = SF_PROTO_API_FindCoordinator, .MinVersion = 0, .MaxVersion = 2},
+        {.ApiKey = SF_PROTO_API_JoinGroup, .MinVersion = 0, .MaxVersion = 5},
+        {.ApiKey = SF_PROTO_API_SyncGroup, .MinVersion = 0, .MaxVersion = 3},
+        {.ApiKey = SF_PROTO_API_Heartbeat, .MinVersion = 0, .MaxVersion = 3},
+        {.ApiKey = SF_PROTO_API_LeaveGroup, .MinVersion = 0, .MaxVersion = 3},
+        {.ApiKey = SF_PROTO_API_OffsetCommit, .MinVersion = 0, .MaxVersion = 7},
+        {.ApiKey = SF_PROTO_API_OffsetFetch, .MinVersion = 0, .MaxVersion = 5},
+    };
+    sf_proto_ApiVersionsResponse_t resp = {.ErrorCode = 0,
+                                           .ApiKeysCount = sizeof(keys) / sizeof(keys[0]),
+                                           .ApiKeys = keys, .FinalizedFeaturesEpoch = -1};
+    sf_wbuf_t wb;
+    sf_wbuf_init(&wb);
+    ck_assert_int_eq(sf_proto_ApiVersionsResponse_encode(&wb, f->h.RequestApiVersion, &resp),
+                     SF_OK);
+    fk_send(fd, f->h.CorrelationId, &wb);
+}
+
+/* The topic @name of the fake cluster, or NULL. Lock held. */
+static fk_topic_t *fk_topic(fk_t *fk, sf_slice_t name) {
+    int i;
+    for (i = 0; i < fk->ntopics; i++)
+        if (!fk->topics[i].deleted && sf_slice_eq(name, fk->topics[i].name))
+            return &fk->topics[i];
+    return NULL;
+}
+
+static void fk_md_topic(fk_t *fk, sf_proto_MetadataResponse_MetadataResponseTopic_t *t,
+                        sf_slice_t name,
+                        sf_proto_MetadataResponse_MetadataResponsePartition_t *parts) {
+    fk_topic_t *ft = fk_topic(fk, name);
+    memset(t, 0, sizeof(*t));
+    t->Name = name;
+    t->TopicAuthorizedOperations = INT32_MIN;
+    if (!ft)
+        t->ErrorCode = SF_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+    else {
+        t->PartitionsCount = ft->partitions;
+        t->Partitions = parts;
+    }
+}
+
+static void fk_metadata(fk_t *fk, int fd, fk_frame_t *f, sf_arena_t *arena) {
+    static int32_t replicas[1] = {1};
+    sf_proto_MetadataRequest_t req;
+    sf_proto_MetadataResponse_t resp;
+    sf_proto_MetadataResponse_MetadataResponseBroker_t broker;
+    sf_proto_MetadataResponse_MetadataResponseTopic_t topics[8];
+    sf_proto_MetadataResponse_MetadataResponsePartition_t parts[8];
+    sf_wbuf_t wb;
+    int32_t i, n = 0;
+    ck_assert_int_eq(sf_proto_MetadataRequest_decode(&f->rb, f->h.RequestApiVersion, arena, &req),
+                     SF_OK);
+    memset(&resp, 0, sizeof(resp));
+    memset(&broker, 0, sizeof(broker));
+    memset(parts, 0, sizeof(parts));
+    for (i = 0; i < 8; i++) {
+        parts[i].PartitionIndex = i;
+        parts[i].LeaderId = 1;
+        parts[i].ReplicaNodesCount = parts[i].IsrNodesCount = 1;
+        parts[i].ReplicaNodes = parts[i].IsrNodes = replicas;
+    }
+    broker.NodeId = 1;
+    broker.Host = sf_slice_cstr("127.0.0.1");
+    broker.Port = fk->port;
+    broker.Rack.len = -1;
+    pthread_mutex_lock(&fk->mu);
+    if (req.TopicsCount < 0) { /* every topic */
+        for (i = 0; i < fk->ntopics; i++)
+            if (!fk->topics[i].deleted)
+                fk_md_topic(fk, &topics[n++], sf_slice_cstr(fk->topics[i].name), parts);
+    } else {
+        for (i = 0; i < req.TopicsCount && n < 8; i++) {
+            fk->md_named_pa += sf_slice_eq(req.Topics[i].Name, "pa");
+            fk_md_topic(fk, &topics[n++], req.Topics[i].Name, parts);
+        }
+    }
+    pthread_mutex_unlock(&fk->mu);
+    resp.BrokersCount = 1;
+    resp.Brokers = &broker;
+    resp.ClusterId = sf_slice_cstr("fake");
+    resp.ControllerId = 1;
+    resp.TopicsCount = n;
+    resp.Topics = topics;
+    resp.ClusterAuthorizedOperations = INT32_MIN;
+    sf_wbuf_init(&wb);
+    ck_assert_int_eq(sf_proto_MetadataResponse_encode(&wb, f->h.RequestApiVersion, &resp), SF_OK);
+    fk_send(fd, f->h.CorrelationId, &wb);
+}
+
+static void fk_findcoord(fk_t *fk, int fd, fk_frame_t *f) {
+    sf_proto_FindCoordinatorResponse_t resp;
+    sf_wbuf_t wb;
+    memset(&resp, 0, sizeof(resp));
+    resp.ErrorMessage.len = -1;
+    resp.NodeId = 1;
+    resp.Host = sf_slice_cstr("127.0.0.1");
+    resp.Port = fk->port;
+    sf_wbuf_init(&wb);
+    ck_assert_int_eq(sf_proto_FindCoordinatorResponse_encode(&wb, f->h.RequestApiVersion, &resp),
+                     SF_OK);
+    fk_send(fd, f->h.CorrelationId, &wb);
+}
+
+/* What the JoinGroup's subscription (@meta) says: owned partitions of "u", topic "pa". Lock
+ * held. */
+static void fk_note_subscription(fk_t *fk, sf_slice_t meta) {
+    sf_proto_ConsumerProtocolSubscription_t sub;
+    sf_arena_t arena;
+    int16_t version;
+    int32_t i, owned_u = 0;
+    sf_arena_init(&arena, 0);
+    ck_assert_int_eq(sf_assignor_subscription_decode(meta.p, (size_t)meta.len, &arena, &version,
+                                                     &sub),
+                     SF_OK);
+    fk->join_topic_pa = 0;
+    for (i = 0; i < sub.OwnedPartitionsCount; i++)
+        if (sf_slice_eq(sub.OwnedPartitions[i].Topic, "u"))
+            owned_u += sub.OwnedPartitions[i].PartitionsCount;
+    if (owned_u > fk->join_owned_u)
+        fk->join_owned_u = owned_u;
+    for (i = 0; i < sub.TopicsCount; i++)
+        fk->join_topic_pa |= sf_slice_eq(sub.Topics[i], "pa");
+    sf_arena_reset(&arena);
+}
+
+static void fk_join(fk_t *fk, int fd, fk_frame_t *f, sf_arena_t *arena) {
+    sf_proto_JoinGroupRequest_t req;
+    sf_proto_JoinGroupResponse_t resp;
+    sf_proto_JoinGroupResponse_JoinGroupResponseMember_t me;
+    sf_wbuf_t wb;
+    ck_assert_int_eq(sf_proto_JoinGroupRequest_decode(&f->rb, f->h.RequestApiVersion, arena, &req),
+                     SF_OK);
+    ck_assert_int_ge(req.ProtocolsCount, 1);
+    memset(&resp, 0, sizeof(resp));
+    pthread_mutex_lock(&fk->mu);
+    fk_note_subscription(fk, req.Protocols[0].Metadata);
+    if (fk->left) {
+        resp.ErrorCode = SF_KERR_UNKNOWN_MEMBER_ID;
+        fk->left = 0;
+    } else if (fk->join_err) {
+        resp.ErrorCode = fk->join_err;
+    } else {
+        resp.GenerationId = ++fk->generation;
+        resp.ProtocolName = req.Protocols[0].Name;
+        resp.Leader = resp.MemberId = sf_slice_cstr(FK_MEMBER);
+        me.MemberId = resp.MemberId;
+        me.GroupInstanceId = req.GroupInstanceId;
+        me.Metadata = req.Protocols[0].Metadata;
+        resp.MembersCount = 1;
+        resp.Members = &me;
+    }
+    pthread_mutex_unlock(&fk->mu);
+    if (resp.ErrorCode) {
+        resp.GenerationId = -1;
+        resp.ProtocolName = resp.Leader = resp.MemberId = sf_slice_cstr("");
+    }
+    resp.ProtocolType.len = -1;
+    sf_wbuf_init(&wb);
+    ck_assert_int_eq(sf_proto_JoinGroupResponse_encode(&wb, f->h.RequestApiVersion, &resp), SF_OK);
+    fk_send(fd, f->h.CorrelationId, &wb);
+}
+
+static void fk_sync(fk_t *fk, int fd, fk_frame_t *f, sf_arena_t *arena) {
+    sf_proto_SyncGroupRequest_t req;
+    sf_proto_SyncGroupResponse_t resp;
+    sf_wbuf_t wb;
+    int32_t i;
+    ck_assert_int_eq(sf_proto_SyncGroupRequest_decode(&f->rb, f->h.RequestApiVersion, arena, &req),
+                     SF_OK);
+    memset(&resp, 0, sizeof(resp));
+    resp.ProtocolType.len = resp.ProtocolName.len = -1;
+    resp.Assignment = sf_slice_cstr("");
+    for (i = 0; i < req.AssignmentsCount; i++)
+        if (sf_slice_eq(req.Assignments[i].MemberId, FK_MEMBER))
+            resp.Assignment = req.Assignments[i].Assignment;
+    (void)fk;
+    sf_wbuf_init(&wb);
+    ck_assert_int_eq(sf_proto_SyncGroupResponse_encode(&wb, f->h.RequestApiVersion, &resp), SF_OK);
+    fk_send(fd, f->h.CorrelationId, &wb);
+}
+
+/* Heartbeat and LeaveGroup: their error codes. */
+static void fk_heartbeat(fk_t *fk, int fd, fk_frame_t *f) {
+    sf_proto_HeartbeatResponse_t resp;
+    sf_wbuf_t wb;
+    memset(&resp, 0, sizeof(resp));
+    pthread_mutex_lock(&fk->mu);
+    resp.ErrorCode = fk->hb_err;
+    if (fk->hb_err)
+        fk->hb_errs++;
+    fk->hb_err = 0;
+    pthread_mutex_unlock(&fk->mu);
+    sf_wbuf_init(&wb);
+    ck_assert_int_eq(sf_proto_HeartbeatResponse_encode(&wb, f->h.RequestApiVersion, &resp), SF_OK);
+    fk_send(fd, f->h.CorrelationId, &wb);
+}
+
+static void fk_leave(fk_t *fk, int fd, fk_frame_t *f) {
+    sf_proto_LeaveGroupResponse_t resp;
+    sf_proto_LeaveGroupResponse_MemberResponse_t me;
+    sf_wbuf_t wb;
+    memset(&resp, 0, sizeof(resp));
+    me.MemberId = sf_slice_cstr(FK_MEMBER);
+    me.GroupInstanceId.len = -1;
+    me.GroupInstanceId.p = NULL;
+    me.ErrorCode = 0;
+    resp.MembersCount = 1;
+    resp.Members = &me;
+    pthread_mutex_lock(&fk->mu);
+    fk->leaves++;
+    fk->left = 1;
+    pthread_mutex_unlock(&fk->mu);
+    sf_wbuf_init(&wb);
+    ck_assert_int_eq(sf_proto_LeaveGroupResponse_encode(&wb, f->h.RequestApiVersion, &resp),
+                     SF_OK);
+    fk_send(fd, f->h.CorrelationId, &wb);
+}
+
+static void fk_commit(fk_t *fk, int fd, fk_frame_t *f, sf_arena_t *arena) {
+    sf_proto_OffsetCommitRequest_t req;
+    sf_proto_OffsetCommitResponse_t resp;
+    sf_proto_OffsetCommitResponse_OffsetCommitResponseTopic_t *topics;
+    sf_proto_OffsetCommitResponse_OffsetCommitResponsePartition_t *parts;
+    sf_wbuf_t wb;
+    int16_t err = 0;
+    int32_t t, p;
+    ck_assert_int_eq(sf_proto_OffsetCommitRequest_decode(&f->rb, f->h.RequestApiVersion, arena,
+                                                         &req),
+                     SF_OK);
+    pthread_mutex_lock(&fk->mu);
+    if (req.GenerationIdOrMemberEpoch > fk->max_commit_gen)
+        fk->max_commit_gen = req.GenerationIdOrMemberEpoch;
+    if (fk->commit_err && req.GenerationIdOrMemberEpoch == fk->commit_err_gen)
+        err = fk->commit_err;
+    pthread_mutex_unlock(&fk->mu);
+    topics = sf_arena_calloc(arena, (size_t)req.TopicsCount + 1, sizeof(*topics));
+    for (t = 0; t < req.TopicsCount; t++) {
+        topics[t].Name = req.Topics[t].Name;
+        topics[t].PartitionsCount = req.Topics[t].PartitionsCount;
+        topics[t].Partitions = parts =
+            sf_arena_calloc(arena, (size_t)req.Topics[t].PartitionsCount + 1, sizeof(*parts));
+        for (p = 0; p < req.Topics[t].PartitionsCount; p++) {
+            parts[p].PartitionIndex = req.Topics[t].Partitions[p].PartitionIndex;
+            parts[p].ErrorCode = err;
+        }
+    }
+    memset(&resp, 0, sizeof(resp));
+    resp.TopicsCount = req.TopicsCount;
+    resp.Topics = topics;
+    sf_wbuf_init(&wb);
+    ck_assert_int_eq(sf_proto_OffsetCommitResponse_encode(&wb, f->h.RequestApiVersion, &resp),
+                     SF_OK);
+    fk_send(fd, f->h.CorrelationId, &wb);
+}
+
+/* Every partition asked for has offset 0 committed (or fails with fetch_err). */
+static void fk_fetch(fk_t *fk, int fd, fk_frame_t *f, sf_arena_t *arena) {
+    sf_proto_OffsetFetchRequest_t req;
+    sf_proto_OffsetFetchResponse_t resp;
+    sf_proto_OffsetFetchResponse_OffsetFetchResponseTopic_t *topics;
+    sf_proto_OffsetFetchResponse_OffsetFetchResponsePartition_t *parts;
+    sf_wbuf_t wb;
+    int16_t err;
+    int32_t t, p;
+    ck_assert_int_eq(sf_proto_OffsetFetchRequest_decode(&f->rb, f->h.RequestApiVersion, arena,
+                                                        &req),
+                     SF_OK);
+    pthread_mutex_lock(&fk->mu);
+    fk->fetches++;
+    err = fk->fetch_err;
+    pthread_mutex_unlock(&fk->mu);
+    ck_assert_int_ge(req.TopicsCount, 0);
+    topics = sf_arena_calloc(arena, (size_t)req.TopicsCount + 1, sizeof(*topics));
+    for (t = 0; t < req.TopicsCount; t++) {
+        topics[t].Name = req.Topics[t].Name;
+        topics[t].PartitionsCount = req.Topics[t].PartitionIndexesCount;
+        topics[t].Partitions = parts = sf_arena_calloc(
+            arena, (size_t)req.Topics[t].PartitionIndexesCount + 1, sizeof(*parts));
+        for (p = 0; p < req.Topics[t].PartitionIndexesCount; p++) {
+            parts[p].PartitionIndex = req.Topics[t].PartitionIndexes[p];
+            parts[p].CommittedOffset = err ? -1 : 0;
+            parts[p].CommittedLeaderEpoch = -1;
+            parts[p].Metadata = sf_slice_cstr("");
+            parts[p].ErrorCode = err;
+        }
+    }
+    memset(&resp, 0, sizeof(resp));
+    resp.TopicsCount = req.TopicsCount;
+    resp.Topics = topics;
+    sf_wbuf_init(&wb);
+    ck_assert_int_eq(sf_proto_OffsetFetchResponse_encode(&wb, f->h.RequestApiVersion, &resp),
+                     SF_OK);
+    fk_send(fd, f->h.CorrelationId, &wb);
+}
+
+static void fk_answer(fk_t *fk, int fd, fk_frame_t *f) {
+    sf_arena_t arena;
+    sf_arena_init(&arena, 0);
+    switch (f->h.RequestApiKey) {
+    case SF_PROTO_API_ApiVersions: fk_apiversions(fd, f); break;
+    case SF_PROTO_API_Metadata: fk_metadata(fk, fd, f, &arena); break;
+    case SF_PROTO_API_FindCoordinator: fk_findcoord(fk, fd, f); break;
+    case SF_PROTO_API_JoinGroup: fk_join(fk, fd, f, &arena); break;
+    case SF_PROTO_API_SyncGroup: fk_sync(fk, fd, f, &arena); break;
+    case SF_PROTO_API_Heartbeat: fk_heartbeat(fk, fd, f); break;
+    case SF_PROTO_API_LeaveGroup: fk_leave(fk, fd, f); break;
+    case SF_PROTO_API_OffsetCommit: fk_commit(fk, fd, f, &arena); break;
+    case SF_PROTO_API_OffsetFetch: fk_fetch(fk, fd, f, &arena); break;
+    default: break; /* not advertised: never asked */
+    }
+    sf_arena_reset(&arena);
+}
+
+/* 1 when @f, the first of its connection's queue, may be answered now. */
+static int fk_ready(fk_t *fk, const fk_frame_t *f) {
+    int64_t now = sf_clock_mono_ms();
+    int ready = 1;
+    pthread_mutex_lock(&fk->mu);
+    if (f->h.RequestApiKey == SF_PROTO_API_JoinGroup)
+        ready = !fk->hold_joins || fk->left;
+    else if (f->h.RequestApiKey == SF_PROTO_API_OffsetCommit)
+        ready = now >= f->at + fk->commit_delay_ms;
+    else if (f->h.RequestApiKey == SF_PROTO_API_OffsetFetch)
+        ready = now >= f->at + fk->fetch_delay_ms;
+    pthread_mutex_unlock(&fk->mu);
+    return ready;
+}
+
+/* A request arrived behind @nq others of its connection (@q). */
+static void fk_arrived(fk_t *fk, const fk_frame_t *q, int nq, const fk_frame_t *f) {
+    pthread_mutex_lock(&fk->mu);
+    fk->joins += f->h.RequestApiKey == SF_PROTO_API_JoinGroup;
+    fk->syncs += f->h.RequestApiKey == SF_PROTO_API_SyncGroup;
+    fk->hbs += f->h.RequestApiKey == SF_PROTO_API_Heartbeat;
+    fk->commits += f->h.RequestApiKey == SF_PROTO_API_OffsetCommit;
+    if (nq > 0 && q[0].h.RequestApiKey == SF_PROTO_API_JoinGroup)
+        fk->behind_join++;
+    pthread_mutex_unlock(&fk->mu);
+}
+
+static int fk_recv(int fd, fk_frame_t *f) {
+    uint8_t szb[4];
+    memset(f, 0, sizeof(*f));
+    if (fk_read(fd, szb, 4) < 0)
+        return -1;
+    f->size = sf_load_be32(szb);
+    if (f->size > (1u << 20) || !(f->buf = malloc(f->size ? f->size : 1)))
+        return -1;
+    if (fk_read(fd, f->buf, f->size) < 0)
+        return -1;
+    f->at = sf_clock_mono_ms();
+    sf_rbuf_init(&f->rb, f->buf, f->size);
+    return sf_proto_RequestHeader_decode(&f->rb, &f->h) == SF_OK ? 0 : -1;
+}
+
+static void *fk_conn_main(void *arg) {
+    fk_conn_t *fc = arg;
+    fk_t *fk = fc->fk;
+    fk_frame_t q[FK_QUEUE];
+    int nq = 0, i;
+    for (;;) {
+        struct pollfd pfd = {fc->fd, POLLIN, 0};
+        if (poll(&pfd, 1, 5) > 0) {
+            if (nq == FK_QUEUE || fk_recv(fc->fd, &q[nq]) < 0)
+                break;
+            fk_arrived(fk, q, nq, &q[nq]);
+            nq++;
+        }
+        while (nq > 0 && fk_ready(fk, &q[0])) {
+            fk_answer(fk, fc->fd, &q[0]);
+            free(q[0].buf);
+            memmove(q, q + 1, (size_t)--nq * sizeof(*q));
+        }
+    }
+    for (i = 0; i <= nq && i < FK_QUEUE; i++)
+        free(q[i].buf);
+    shutdown(fc->fd, SHUT_RDWR);
+    pthread_mutex_lock(&fk->mu);
+    fk->open_conns--;
+    pthread_mutex_unlock(&fk->mu);
+    free(fc);
+    return NULL;
+}
+
+static void *fk_accept_main(void *arg) {
+    fk_t *fk = arg;
+    for (;;) {
+        int fd = accept(fk->lfd, NULL, NULL);
+        fk_conn_t *fc;
+        if (fd < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        pthread_mutex_lock(&fk->mu);
+        if (fk->stop || fk->nfds == FK_CONNS) {
+            pthread_mutex_unlock(&fk->mu);
+            close(fd);
+            break;
+        }
+        fc = calloc(1, sizeof(*fc));
+        fc->fk = fk;
+        fc->fd = fd;
+        fk->fds[fk->nfds] = fd;
+        fk->open_conns++;
+        pthread_create(&fk->ths[fk->nfds], NULL, fk_conn_main, fc);
+        fk->nfds++;
+        pthread_mutex_unlock(&fk->mu);
+    }
+    return NULL;
+}
+
+/* A fake cluster of one broker (id 1) with topic "t" of 2 partitions, and @extra (NULL or a
+ * topic of 2 partitions). */
+static fk_t *fk_start(const char *extra) {
+    fk_t *fk = calloc(1, sizeof(*fk));
+    struct sockaddr_in sa;
+    socklen_t len = sizeof(sa);
+    int one = 1;
+    pthread_mutex_init(&fk->mu, NULL);
+    fk->topics[fk->ntopics].name = "t";
+    fk->topics[fk->ntopics++].partitions = 2;
+    if (extra) {
+        fk->topics[fk->ntopics].name = extra;
+        fk->topics[fk->ntopics++].partitions = 2;
+    }
+    fk->max_commit_gen = -1;
+    fk->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(fk->lfd, 0);
+    setsockopt(fk->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(fk->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    ck_assert_int_eq(listen(fk->lfd, 16), 0);
+    getsockname(fk->lfd, (struct sockaddr *)&sa, &len);
+    fk->port = ntohs(sa.sin_port);
+    pthread_create(&fk->accept_th, NULL, fk_accept_main, fk);
+    return fk;
+}
+
+static void fk_stop(fk_t *fk) {
+    int i;
+    pthread_mutex_lock(&fk->mu);
+    fk->stop = 1;
+    for (i = 0; i < fk->nfds; i++)
+        shutdown(fk->fds[i], SHUT_RDWR);
+    pthread_mutex_unlock(&fk->mu);
+    shutdown(fk->lfd, SHUT_RDWR);
+    pthread_join(fk->accept_th, NULL);
+    for (i = 0; i < fk->nfds; i++) {
+        pthread_join(fk->ths[i], NULL);
+        close(fk->fds[i]);
+    }
+    close(fk->lfd);
+    pthread_mutex_destroy(&fk->mu);
+    free(fk);
+}
+
+/* fk->@field, read under the fake's lock. */
+#define FK(fk, field) fk_get((fk), &(fk)->field)
+static int fk_get(fk_t *fk, const int *field) {
+    int v;
+    pthread_mutex_lock(&fk->mu);
+    v = *field;
+    pthread_mutex_unlock(&fk->mu);
+    return v;
+}
+
+static void fk_set(fk_t *fk, int *field, int v) {
+    pthread_mutex_lock(&fk->mu);
+    *field = v;
+    pthread_mutex_unlock(&fk->mu);
+}
+
+static void fk_set16(fk_t *fk, int16_t *field, int v) {
+    pthread_mutex_lock(&fk->mu);
+    *field = (int16_t)v;
+    pthread_mutex_unlock(&fk->mu);
+}
+
+/* ---- the application ---- */
+
+typedef struct app {
+    fk_t *fk;
+    int assigned, revoked, lost, owned;
+    int revoked_t, revoked_u; /* partitions of "t" and "u" revoked */
+    int block_revoke;         /* the REVOKED callback waits for the fake to fence the member */
+    int group_err, group_errs;
+    int commit_done, commit_err;
+    int inside, overlap;      /* callbacks running at once, and whether two ever did */
+    int conns_in_cb;          /* the fake's open connections seen by the last commit callback */
+    int assignment_rc;        /* sf_consumer_assignment inside that callback */
+    int no_rebalance_cb;      /* the consumer has no rebalance callback */
+} app_t;
+
+static int64_t ms_now(void) {
+    return sf_clock_mono_ms();
+}
+
+/* Wait up to @ms for fk->@field to reach @min. */
+static int fk_wait(fk_t *fk, const int *field, int min, int ms) {
+    int64_t until = ms_now() + ms;
+    while (fk_get(fk, field) < min && ms_now() < until)
+        usleep(2000);
+    return fk_get(fk, field);
+}
+
+static void app_rebalance(sf_consumer_t *c, int event, const sf_topic_partition_t *parts,
+                          size_t count, void *opaque) {
+    app_t *app = opaque;
+    size_t i;
+    (void)c;
+    if (event == SF_REBALANCE_ASSIGNED) {
+        app->assigned++;
+        app->owned += (int)count;
+        return;
+    }
+    app->owned -= (int)count;
+    if (event == SF_REBALANCE_LOST) {
+        app->lost++;
+        return;
+    }
+    app->revoked++;
+    for (i = 0; i < count; i++) {
+        app->revoked_t += strcmp(parts[i].topic, "t") == 0;
+        app->revoked_u += strcmp(parts[i].topic, "u") == 0;
+    }
+    if (app->block_revoke) {
+        /* Fenced while the application still hands the partitions back. */
+        int before = FK(app->fk, hb_errs);
+        fk_set16(app->fk, &app->fk->hb_err, SF_KERR_UNKNOWN_MEMBER_ID);
+        ck_assert_int_gt(fk_wait(app->fk, &app->fk->hb_errs, before + 1, 5000), before);
+        usleep(200000); /* the I/O thread takes the fencing in meanwhile */
+        app->block_revoke = 0;
+    }
+}
+
+static void app_commit_done(sf_consumer_t *c, int err, const sf_topic_partition_t *offsets,
+                            size_t count, void *opaque) {
+    app_t *app = opaque;
+    sf_topic_partition_t *parts = NULL;
+    size_t n = 0;
+    (void)offsets;
+    (void)count;
+    if (app->inside++)
+        app->overlap = 1;
+    usleep(20000);
+    app->commit_done++;
+    app->commit_err = err;
+    usleep(100000 * (err == SF_ERROR_DESTROYED)); /* a destroyed client's sockets close */
+    app->conns_in_cb = FK(app->fk, open_conns);
+    app->assignment_rc = sf_consumer_assignment(c, &parts, &n);
+    sf_topic_partitions_destroy(parts);
+    app->inside--;
+}
+
+/* A consumer of group "g" on the fake, with the options a test needs (NULL-terminated pairs
+ * after the defaults), subscribed to @topic1 and @topic2 (either may be NULL). */
+static sf_consumer_t *app_consumer(app_t *app, const char *topic1, const char *topic2,
+                                   const char *const *opts) {
+    const char *topics[2] = {topic1, topic2};
+    sf_conf_t *conf = sf_conf_new();
+    sf_consumer_t *c;
+    char bs[64], err[256];
+    size_t i;
+    static const char *const defaults[] = {
+        "group.id", "g",
+        "heartbeat.interval.ms", "30",
+        "session.timeout.ms", "6000",
+        "max.poll.interval.ms", "20000",
+        "request.timeout.ms", "3000",
+        "retry.backoff.ms", "10",
+        "reconnect.backoff.ms", "10",
+        "reconnect.backoff.max.ms", "50",
+        "enable.auto.commit", "false",
+        "partition.assignment.strategy", "range",
+        NULL};
+    snprintf(bs, sizeof(bs), "127.0.0.1:%d", app->fk->port);
+    ck_assert_int_eq(sf_conf_set(conf, "bootstrap.servers", bs, err, sizeof(err)), SF_OK);
+    sf_conf_set(conf, "log_level", getenv("SF_TEST_DEBUG") ? "debug" : "err", NULL, 0);
+    for (i = 0; defaults[i]; i += 2)
+        ck_assert_int_eq(sf_conf_set(conf, defaults[i], defaults[i + 1], err, sizeof(err)), SF_OK);
+    for (i = 0; opts && opts[i]; i += 2)
+        ck_assert_msg(sf_conf_set(conf, opts[i], opts[i + 1], err, sizeof(err)) == SF_OK, "%s",
+                      err);
+    if (!app->no_rebalance_cb)
+        sf_conf_set_rebalance_cb(conf, app_rebalance, app);
+    c = sf_consumer_new(conf, err, sizeof(err));
+    ck_assert_msg(c != NULL, "%s", err);
+    sf_conf_destroy(conf);
+    if (topic1)
+        ck_assert_int_eq(sf_consumer_subscribe(c, topics, topic2 ? 2 : 1), SF_OK);
+    return c;
+}
+
+/* Poll for @ms, noting the group's errors. */
+static void app_poll(sf_consumer_t *c, app_t *app, int ms) {
+    int64_t until = ms_now() + ms;
+    do {
+        sf_message_t *m = sf_consumer_poll(c, 10);
+        if (m && m->err && m->partition < 0) {
+            app->group_err = m->err;
+            app->group_errs++;
+        }
+        sf_message_destroy(m);
+    } while (ms_now() < until);
+}
+
+/* Poll until *@v reaches @min (up to @ms); returns *@v. */
+static int app_poll_until(sf_consumer_t *c, app_t *app, const int *v, int min, int ms) {
+    int64_t until = ms_now() + ms;
+    while (*v < min && ms_now() < until)
+        app_poll(c, app, 10);
+    return *v;
+}
+
+/* A new member: assigned everything of its subscription (@n partitions). */
+static void app_joined(sf_consumer_t *c, app_t *app, int n) {
+    ck_assert_int_eq(app_poll_until(c, app, &app->assigned, 1, 5000), 1);
+    ck_assert_int_eq(app->owned, n);
+}
+
+/* ---- the tests ---- */
+
+/* A fencing while the REVOKED callback runs: the partitions being handed back are not
+ * reported LOST on top, nothing is committed for them, and the member rejoins once the
+ * callback returns. */
+START_TEST(test_member_fenced_during_revoke) {
+    static const char *const opts[] = {"enable.auto.commit", "true",
+                                       "auto.commit.interval.ms", "60000", NULL};
+    app_t app = {0};
+    sf_consumer_t *c;
+    app.fk = fk_start(NULL);
+    c = app_consumer(&app, "t", NULL, opts);
+    app_joined(c, &app, 2);
+    app.block_revoke = 1;
+    fk_set16(app.fk, &app.fk->hb_err, SF_KERR_REBALANCE_IN_PROGRESS);
+    ck_assert_int_eq(app_poll_until(c, &app, &app.assigned, 2, 8000), 2);
+    ck_assert_int_eq(app.revoked, 1);
+    ck_assert_int_eq(app.lost, 0);
+    ck_assert_int_eq(app.owned, 2);
+    ck_assert_int_eq(FK(app.fk, commits), 0); /* the fenced member's revocation commits nothing */
+    sf_consumer_destroy(c);
+    fk_stop(app.fk);
+}
+END_TEST
+
+/* A commit made in one generation and still retrying when the next begins is not sent in the
+ * next one: it fails with REBALANCE_IN_PROGRESS (or ILLEGAL_GENERATION). */
+START_TEST(test_member_commit_keeps_generation) {
+    sf_topic_partition_t tp = {"t", 0, 5, 0};
+    app_t app = {0};
+    sf_consumer_t *c;
+    int32_t gen;
+    app.fk = fk_start(NULL);
+    c = app_consumer(&app, "t", NULL, NULL);
+    app_joined(c, &app, 2);
+    gen = FK(app.fk, generation);
+    pthread_mutex_lock(&app.fk->mu);
+    app.fk->commit_err = SF_KERR_COORDINATOR_LOAD_IN_PROGRESS; /* retried */
+    app.fk->commit_err_gen = gen;
+    app.fk->hb_err = SF_KERR_REBALANCE_IN_PROGRESS;
+    pthread_mutex_unlock(&app.fk->mu);
+    ck_assert_int_eq(sf_consumer_commit_async(c, &tp, 1, app_commit_done, &app), SF_OK);
+    ck_assert_int_eq(app_poll_until(c, &app, &app.commit_done, 1, 6000), 1);
+    ck_assert_msg(app.commit_err == SF_KERR_REBALANCE_IN_PROGRESS ||
+                      app.commit_err == SF_KERR_ILLEGAL_GENERATION,
+                  "commit: %s", sf_error_name(app.commit_err));
+    ck_assert_int_ge(FK(app.fk, commits), 1);
+    ck_assert_int_eq(FK(app.fk, max_commit_gen), gen);
+    ck_assert_int_eq(app_poll_until(c, &app, &app.assigned, 2, 5000), 2);
+    ck_assert_int_gt(FK(app.fk, generation), gen);
+    sf_consumer_destroy(c);
+    fk_stop(app.fk);
+}
+END_TEST
+
+/* A commit the coordinator refuses with UNKNOWN_MEMBER_ID fences the member: the commit
+ * reports that error (once), the partitions are lost, the member rejoins. */
+START_TEST(test_member_commit_refused) {
+    sf_topic_partition_t tp = {"t", 0, 5, 0};
+    app_t app = {0};
+    sf_consumer_t *c;
+    app.fk = fk_start(NULL);
+    c = app_consumer(&app, "t", NULL, NULL);
+    app_joined(c, &app, 2);
+    pthread_mutex_lock(&app.fk->mu);
+    app.fk->commit_err = SF_KERR_UNKNOWN_MEMBER_ID;
+    app.fk->commit_err_gen = app.fk->generation;
+    pthread_mutex_unlock(&app.fk->mu);
+    ck_assert_int_eq(sf_consumer_commit_async(c, &tp, 1, app_commit_done, &app), SF_OK);
+    ck_assert_int_eq(app_poll_until(c, &app, &app.assigned, 2, 5000), 2);
+    ck_assert_int_eq(app.commit_done, 1);
+    ck_assert_int_eq(app.commit_err, SF_KERR_UNKNOWN_MEMBER_ID);
+    ck_assert_int_eq(app.lost, 1);
+    ck_assert_int_eq(app.owned, 2);
+    sf_consumer_destroy(c);
+    fk_stop(app.fk);
+}
+END_TEST
+
+/* While a JoinGroup waits at the coordinator nothing is queued behind it on its connection:
+ * a commit fails at once with REBALANCE_IN_PROGRESS, an offset fetch waits, and the
+ * LeaveGroup of the close goes past it. */
+START_TEST(test_member_nothing_behind_join) {
+    sf_topic_partition_t tp = {"t", 0, 5, 0};
+    app_t app = {0};
+    sf_consumer_t *c;
+    int64_t t0;
+    app.fk = fk_start(NULL);
+    c = app_consumer(&app, "t", NULL, NULL);
+    app_joined(c, &app, 2);
+    pthread_mutex_lock(&app.fk->mu);
+    app.fk->hold_joins = 1;
+    app.fk->hb_err = SF_KERR_REBALANCE_IN_PROGRESS;
+    pthread_mutex_unlock(&app.fk->mu);
+    ck_assert_int_eq(app_poll_until(c, &app, &app.revoked, 1, 5000), 1);
+    ck_assert_int_eq(fk_wait(app.fk, &app.fk->joins, 2, 5000), 2);
+    t0 = ms_now();
+    ck_assert_int_eq(sf_consumer_commit(c, &tp, 1, 2000), SF_KERR_REBALANCE_IN_PROGRESS);
+    ck_assert_int_lt(ms_now() - t0, 1000);
+    ck_assert_int_eq(sf_consumer_committed(c, &tp, 1, 300), SF_ERROR_TIMED_OUT);
+    usleep(50000);
+    ck_assert_int_eq(FK(app.fk, behind_join), 0);
+    t0 = ms_now();
+    sf_consumer_destroy(c);
+    ck_assert_int_lt(ms_now() - t0, 2500);
+    ck_assert_int_eq(FK(app.fk, leaves), 1);
+    ck_assert_int_eq(FK(app.fk, behind_join), 0);
+    fk_stop(app.fk);
+}
+END_TEST
+
+/* FENCED_INSTANCE_ID is final: the partitions are lost, poll reports it, the member stays out
+ * of the group (no JoinGroup) until it subscribes again. The same from a JoinGroup. */
+START_TEST(test_member_fenced_instance) {
+    static const char *const opts[] = {"group.instance.id", "i-1", NULL};
+    const char *topic = "t";
+    app_t app = {0};
+    sf_consumer_t *c;
+    int joins;
+    app.fk = fk_start(NULL);
+    c = app_consumer(&app, "t", NULL, opts);
+    app_joined(c, &app, 2);
+    fk_set16(app.fk, &app.fk->hb_err, SF_KERR_FENCED_INSTANCE_ID);
+    ck_assert_int_eq(app_poll_until(c, &app, &app.group_errs, 1, 5000), 1);
+    ck_assert_int_eq(app.group_err, SF_KERR_FENCED_INSTANCE_ID);
+    ck_assert_int_eq(app.lost, 1);
+    ck_assert_int_eq(app.owned, 0);
+    joins = FK(app.fk, joins);
+    app_poll(c, &app, 500);
+    ck_assert_int_eq(FK(app.fk, joins), joins);
+    ck_assert_int_eq(app.group_errs, 1);
+    /* Subscribing again rejoins; a JoinGroup answered FENCED_INSTANCE_ID ends it again. */
+    ck_assert_int_eq(sf_consumer_subscribe(c, &topic, 1), SF_OK);
+    ck_assert_int_eq(app_poll_until(c, &app, &app.assigned, 2, 5000), 2);
+    pthread_mutex_lock(&app.fk->mu);
+    app.fk->join_err = SF_KERR_FENCED_INSTANCE_ID;
+    app.fk->hb_err = SF_KERR_REBALANCE_IN_PROGRESS;
+    pthread_mutex_unlock(&app.fk->mu);
+    ck_assert_int_eq(app_poll_until(c, &app, &app.group_errs, 2, 5000), 2);
+    ck_assert_int_eq(app.group_err, SF_KERR_FENCED_INSTANCE_ID);
+    joins = FK(app.fk, joins);
+    app_poll(c, &app, 500);
+    ck_assert_int_eq(FK(app.fk, joins), joins);
+    sf_consumer_destroy(c);
+    fk_stop(app.fk);
+}
+END_TEST
+
+/* cooperative-sticky: a topic dropped from the subscription is revoked before the JoinGroup,
+ * which then claims none of its partitions. */
+START_TEST(test_member_cooperative_drops_topic) {
+    static const char *const opts[] = {"partition.assignment.strategy", "cooperative-sticky",
+                                       NULL};
+    const char *topic = "t";
+    app_t app = {0};
+    sf_consumer_t *c;
+    app.fk = fk_start("u");
+    c = app_consumer(&app, "t", "u", opts);
+    app_joined(c, &app, 4);
+    ck_assert_int_eq(FK(app.fk, joins), 1);
+    fk_set(app.fk, &app.fk->join_owned_u, 0);
+    ck_assert_int_eq(sf_consumer_subscribe(c, &topic, 1), SF_OK);
+    ck_assert_int_eq(app_poll_until(c, &app, &app.revoked, 1, 5000), 1);
+    ck_assert_int_ge(fk_wait(app.fk, &app.fk->joins, 2, 5000), 2);
+    app_poll(c, &app, 300);
+    ck_assert_int_eq(FK(app.fk, join_owned_u), 0);
+    ck_assert_int_eq(FK(app.fk, joins), 2); /* no second round to revoke them */
+    ck_assert_int_eq(app.revoked_u, 2);
+    ck_assert_int_eq(app.revoked_t, 0);
+    ck_assert_int_eq(app.owned, 2);
+    sf_consumer_destroy(c);
+    fk_stop(app.fk);
+}
+END_TEST
+
+/* The close does not wait out request.timeout.ms for a slow offset fetch that finished, and
+ * its LeaveGroup gets a time of its own after a commit that used up the close's. */
+START_TEST(test_member_close_in_time) {
+    static const char *const opts[] = {"request.timeout.ms", "6000", NULL};
+    static const char *const opts2[] = {"enable.auto.commit", "true",
+                                        "auto.commit.interval.ms", "60000",
+                                        "request.timeout.ms", "1000", NULL};
+    app_t app = {0};
+    sf_consumer_t *c;
+    int64_t t0;
+    app.fk = fk_start(NULL);
+    app.no_rebalance_cb = 1; /* no ASSIGNED event to wake the close either */
+    fk_set(app.fk, &app.fk->fetch_delay_ms, 700);
+    c = app_consumer(&app, "t", NULL, opts);
+    ck_assert_int_eq(fk_wait(app.fk, &app.fk->fetches, 1, 5000), 1);
+    t0 = ms_now();
+    sf_consumer_destroy(c);
+    ck_assert_int_lt(ms_now() - t0, 3000);
+    ck_assert_int_eq(FK(app.fk, leaves), 1);
+    fk_stop(app.fk);
+
+    memset(&app, 0, sizeof(app));
+    app.fk = fk_start(NULL);
+    c = app_consumer(&app, "t", NULL, opts2);
+    app_joined(c, &app, 2);
+    fk_set(app.fk, &app.fk->commit_delay_ms, 1500);
+    sf_consumer_destroy(c);
+    ck_assert_int_ge(FK(app.fk, commits), 1);
+    ck_assert_int_eq(FK(app.fk, leaves), 1);
+    fk_stop(app.fk);
+}
+END_TEST
+
+/* An offset fetch that keeps failing backs off, and poll reports its error once. */
+START_TEST(test_member_fetch_backoff) {
+    app_t app = {0};
+    sf_consumer_t *c;
+    int fetches;
+    app.fk = fk_start(NULL);
+    fk_set16(app.fk, &app.fk->fetch_err, 30); /* GROUP_AUTHORIZATION_FAILED */
+    c = app_consumer(&app, "t", NULL, NULL);
+    ck_assert_int_eq(fk_wait(app.fk, &app.fk->fetches, 1, 5000), 1);
+    app_poll(c, &app, 1500);
+    fetches = FK(app.fk, fetches);
+    ck_assert_int_ge(fetches, 4);
+    ck_assert_int_le(fetches, 12); /* every 10 ms: about 150 */
+    ck_assert_int_eq(app.group_errs, 1);
+    ck_assert_int_eq(app.group_err, 30);
+    ck_assert_int_eq(app.assigned, 0);
+    sf_consumer_destroy(c);
+    fk_stop(app.fk);
+}
+END_TEST
+
+/* A commit callback still owed at the close runs before the client goes, so the consumer
+ * still works inside it (here a consumer that assigned its partition itself: nothing else
+ * makes its close wait). */
+START_TEST(test_member_commit_callback_at_close) {
+    static const char *const opts[] = {"request.timeout.ms", "1000", NULL};
+    sf_topic_partition_t tp = {"t", 0, 5, 0};
+    app_t app = {0};
+    sf_consumer_t *c;
+    app.fk = fk_start(NULL);
+    fk_set(app.fk, &app.fk->commit_delay_ms, 5000);
+    c = app_consumer(&app, NULL, NULL, opts);
+    ck_assert_int_eq(sf_consumer_assign(c, "t", 0, 0), SF_OK);
+    ck_assert_int_eq(sf_consumer_commit_async(c, &tp, 1, app_commit_done, &app), SF_OK);
+    ck_assert_int_eq(fk_wait(app.fk, &app.fk->commits, 1, 5000), 1);
+    sf_consumer_destroy(c);
+    ck_assert_int_eq(app.commit_done, 1);
+    ck_assert_int_ne(app.commit_err, SF_OK);
+    ck_assert_int_gt(app.conns_in_cb, 0);
+    ck_assert_int_eq(app.assignment_rc, SF_OK);
+    fk_stop(app.fk);
+}
+END_TEST
+
+/* Two threads polling: the callbacks queued run one at a time. */
+typedef struct poller {
+    sf_consumer_t *c;
+    app_t *app;
+    int ms;
+} poller_t;
+
+static void *poller_main(void *arg) {
+    poller_t *p = arg;
+    int64_t until = ms_now() + p->ms;
+    while (ms_now() < until)
+        sf_message_destroy(sf_consumer_poll(p->c, 5));
+    return NULL;
+}
+
+START_TEST(test_member_one_server) {
+    sf_topic_partition_t tp = {"t", 0, 5, 0};
+    app_t app = {0};
+    sf_consumer_t *c;
+    pthread_t th[2];
+    poller_t p;
+    int i;
+    app.fk = fk_start(NULL);
+    c = app_consumer(&app, "t", NULL, NULL);
+    app_joined(c, &app, 2);
+    for (i = 0; i < 10; i++)
+        ck_assert_int_eq(sf_consumer_commit_async(c, &tp, 1, app_commit_done, &app), SF_OK);
+    ck_assert_int_eq(fk_wait(app.fk, &app.fk->commits, 10, 5000), 10);
+    usleep(100000); /* the ten callbacks are queued */
+    p.c = c;
+    p.app = &app;
+    p.ms = 1500;
+    for (i = 0; i < 2; i++)
+        pthread_create(&th[i], NULL, poller_main, &p);
+    for (i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    ck_assert_int_eq(app.commit_done, 10);
+    ck_assert_int_eq(app.overlap, 0);
+    sf_consumer_destroy(c);
+    fk_stop(app.fk);
+}
+END_TEST
+
+/* A topic a pattern matched is not followed for good: once deleted, no refresh asks for it by
+ * name, and the next JoinGroup no longer subscribes to it. */
+START_TEST(test_member_pattern_forgets_topic) {
+    static const char *const opts[] = {"metadata.max.age.ms", "100", NULL};
+    app_t app = {0};
+    sf_consumer_t *c;
+    int i;
+    app.fk = fk_start("pa");
+    fk_set16(app.fk, &app.fk->fetch_err, 30); /* its partitions never start (nor are followed) */
+    c = app_consumer(&app, "^p.*", NULL, opts);
+    ck_assert_int_eq(fk_wait(app.fk, &app.fk->syncs, 1, 5000), 1);
+    ck_assert_int_eq(FK(app.fk, join_topic_pa), 1);
+    pthread_mutex_lock(&app.fk->mu);
+    for (i = 0; i < app.fk->ntopics; i++)
+        app.fk->topics[i].deleted |= strcmp(app.fk->topics[i].name, "pa") == 0;
+    app.fk->md_named_pa = 0;
+    pthread_mutex_unlock(&app.fk->mu);
+    ck_assert_int_ge(fk_wait(app.fk, &app.fk->joins, 2, 5000), 2);
+    app_poll(c, &app, 600);
+    ck_assert_int_eq(FK(app.fk, join_topic_pa), 0);
+    ck_assert_int_eq(FK(app.fk, md_named_pa), 0);
+    sf_consumer_destroy(c);
+    fk_stop(app.fk);
+}
+END_TEST
+
+
+/* ------------------------------------------------------------------------------------------
  * Live: a consumer group against a real cluster, when SF_GROUP_TEST_BOOTSTRAP names one
  * (test/integration/33-cli-groups.sh runs this)
  * ------------------------------------------------------------------------------------------ */
@@ -1035,6 +2088,7 @@ static Suite *group_suite(void) {
     Suite *s = suite_create("client_group");
     TCase *core = tcase_create("core");
     TCase *limits = tcase_create("limits");
+    TCase *mem = tcase_create("member");
     tcase_add_test(core, test_names);
     tcase_add_test(core, test_range_kafka_example);
     tcase_add_test(core, test_range_uneven_and_static);
@@ -1059,8 +2113,21 @@ static Suite *group_suite(void) {
     tcase_add_test(limits, test_decode_truncated);
     tcase_add_test(limits, test_decode_lying_count);
     tcase_set_timeout(limits, 30);
+    tcase_add_test(mem, test_member_fenced_during_revoke);
+    tcase_add_test(mem, test_member_commit_keeps_generation);
+    tcase_add_test(mem, test_member_commit_refused);
+    tcase_add_test(mem, test_member_nothing_behind_join);
+    tcase_add_test(mem, test_member_fenced_instance);
+    tcase_add_test(mem, test_member_cooperative_drops_topic);
+    tcase_add_test(mem, test_member_close_in_time);
+    tcase_add_test(mem, test_member_fetch_backoff);
+    tcase_add_test(mem, test_member_commit_callback_at_close);
+    tcase_add_test(mem, test_member_one_server);
+    tcase_add_test(mem, test_member_pattern_forgets_topic);
+    tcase_set_timeout(mem, 60);
     suite_add_tcase(s, core);
     suite_add_tcase(s, limits);
+    suite_add_tcase(s, mem);
     if (getenv("SF_GROUP_TEST_BOOTSTRAP")) {
         TCase *live = tcase_create("live");
         tcase_add_test(live, test_live_group);
