@@ -43,6 +43,10 @@ kill_and_check() {
     start_broker "b$id"
     wait_until 15 "broker $id registered again" zk exists "/streamflow/brokers/ids/$id"
     log "broker $id registered again"
+    # Back in every ISR before the next kill: an ISR that grows after "save" would make a
+    # leader elected from the grown ISR look like one from outside the old ISR.
+    "$PY" "$SF_TEST_DIR/cluster_state.py" "$ZKHP" fo wait-isr 3 60 ||
+        fail "broker $id did not rejoin the ISRs"
 }
 
 leader0=$(fo leader fo 0) || fail "no leader for partition 0"
