@@ -48,6 +48,8 @@ struct bench_opts {
     int partition;
     int brokers;
     const char *compression; /* the producer's compression.type */
+    int idempotence;         /* enable.idempotence */
+    int max_in_flight;       /* max.in.flight.requests.per.connection, 0: librdkafka's */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -134,7 +136,9 @@ static rd_kafka_t *new_producer(const struct bench_opts *o, struct dr_state *st)
     conf_set(conf, "acks", o->acks);
     conf_setl(conf, "linger.ms", o->linger_ms);
     conf_setl(conf, "batch.size", o->batch_size);
-    conf_set(conf, "enable.idempotence", "false");
+    conf_set(conf, "enable.idempotence", o->idempotence ? "true" : "false");
+    if (o->max_in_flight > 0)
+        conf_setl(conf, "max.in.flight.requests.per.connection", o->max_in_flight);
     conf_set(conf, "compression.type", o->compression);
     conf_setl(conf, "queue.buffering.max.messages", 1000000);
     conf_setl(conf, "queue.buffering.max.kbytes", 1048576);
@@ -448,7 +452,8 @@ static void usage(FILE *f) {
     fputs("usage:\n"
           "  sfbench produce --bootstrap B --topic T --records N --size S [--acks 1] [--linger-ms 5]\n"
           "                  [--batch-size 1000000] [--rate R] [--partition P | --any-partition]\n"
-          "                  [--compression none|gzip|snappy|lz4|zstd]\n"
+          "                  [--compression none|gzip|snappy|lz4|zstd] [--idempotence]\n"
+          "                  [--max-in-flight N]\n"
           "  sfbench consume --bootstrap B --topic T --records N [--partition P]\n"
           "  sfbench latency --bootstrap B --topic T [--rate 10000] [--size 1024] [--seconds 10] [--linger-ms 0]\n"
           "  sfbench suite   --bootstrap B [--records N] [--records-1k N] [--rate R] [--seconds S]\n"
@@ -476,6 +481,7 @@ int main(int argc, char **argv) {
         {"rate", required_argument, NULL, 'r'},      {"seconds", required_argument, NULL, 'S'},
         {"partition", required_argument, NULL, 'p'}, {"brokers", required_argument, NULL, 'N'},
         {"any-partition", no_argument, NULL, 'A'}, {"compression", required_argument, NULL, 'C'},
+        {"idempotence", no_argument, NULL, 'I'},     {"max-in-flight", required_argument, NULL, 'M'},
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
     struct bench_opts o = {
         .topic = "sfbench", .records = 1000000, .records_1k = 500000, .size = 100, .acks = "1",
@@ -505,6 +511,8 @@ int main(int argc, char **argv) {
         case 'p': o.partition = (int)parse_long(optarg, "--partition"); break;
         case 'A': o.partition = RD_KAFKA_PARTITION_UA; break; /* the partitioner spreads them */
         case 'C': o.compression = optarg; break;
+        case 'I': o.idempotence = 1; break;
+        case 'M': o.max_in_flight = (int)parse_long(optarg, "--max-in-flight"); break;
         case 'N': o.brokers = (int)parse_long(optarg, "--brokers"); break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;

@@ -156,7 +156,7 @@ static void retention_job(void *arg) {
     int64_t now = sf_clock_wall_ms();
     size_t i;
     for (i = 0; i < b->nlogdirs; i++)
-        sf_logdir_retention(b->logdirs[i], now);
+        sf_logdir_retention(b->logdirs[i], now, b->cfg->producer_id_expiration_ms);
     atomic_store(&b->retention_running, 0);
 }
 

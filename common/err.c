@@ -15,6 +15,9 @@ sf_kerr_t sf_err_to_kerr(int err, sf_err_op_t op) {
     case SF_ERR_RECORD: return SF_KERR_INVALID_RECORD;
     case SF_ERR_CODEC: return SF_KERR_UNSUPPORTED_COMPRESSION_TYPE;
     case SF_ERR_TIMESTAMP: return SF_KERR_INVALID_TIMESTAMP;
+    case SF_ERR_SEQUENCE: return SF_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
+    case SF_ERR_DUPLICATE: return SF_KERR_DUPLICATE_SEQUENCE_NUMBER;
+    case SF_ERR_PRODUCER_EPOCH: return SF_KERR_INVALID_PRODUCER_EPOCH;
     case SF_ERR_IO:
         switch (op) {
         case SF_ERR_OP_APPEND:
@@ -62,6 +65,9 @@ const char *sf_err_str(int err) {
     case SF_ERR_RECORD: return "invalid record";
     case SF_ERR_CODEC: return "compression codec not allowed";
     case SF_ERR_TIMESTAMP: return "timestamp out of range";
+    case SF_ERR_SEQUENCE: return "out of sequence";
+    case SF_ERR_DUPLICATE: return "duplicate batch";
+    case SF_ERR_PRODUCER_EPOCH: return "fenced producer epoch";
     default: return "unknown error";
     }
 }

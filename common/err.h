@@ -22,6 +22,9 @@
 #define SF_ERR_RECORD (-12)   /* a record breaks a rule of the log (Kafka's INVALID_RECORD) */
 #define SF_ERR_CODEC (-13)    /* a compression codec that may not be used there */
 #define SF_ERR_TIMESTAMP (-14) /* a timestamp outside the allowed range */
+#define SF_ERR_SEQUENCE (-15)  /* a producer's batch out of sequence */
+#define SF_ERR_DUPLICATE (-16) /* a producer's batch already appended (a retry) */
+#define SF_ERR_PRODUCER_EPOCH (-17) /* a producer epoch older than the partition's */
 
 /* Kafka protocol error codes (org.apache.kafka.common.protocol.Errors). */
 typedef int16_t sf_kerr_t;
@@ -60,6 +63,15 @@ typedef int16_t sf_kerr_t;
 #define SF_KERR_GROUP_MAX_SIZE_REACHED ((sf_kerr_t)81)
 #define SF_KERR_FENCED_INSTANCE_ID ((sf_kerr_t)82)
 #define SF_KERR_GROUP_SUBSCRIBED_TO_TOPIC ((sf_kerr_t)86)
+#define SF_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER ((sf_kerr_t)45)
+#define SF_KERR_DUPLICATE_SEQUENCE_NUMBER ((sf_kerr_t)46)
+#define SF_KERR_INVALID_PRODUCER_EPOCH ((sf_kerr_t)47)
+#define SF_KERR_INVALID_TXN_STATE ((sf_kerr_t)48)
+#define SF_KERR_INVALID_PRODUCER_ID_MAPPING ((sf_kerr_t)49)
+#define SF_KERR_INVALID_TRANSACTION_TIMEOUT ((sf_kerr_t)50)
+#define SF_KERR_CONCURRENT_TRANSACTIONS ((sf_kerr_t)51)
+#define SF_KERR_UNKNOWN_PRODUCER_ID ((sf_kerr_t)59)
+#define SF_KERR_PRODUCER_FENCED ((sf_kerr_t)90)
 #define SF_KERR_INVALID_TIMESTAMP ((sf_kerr_t)32)
 #define SF_KERR_UNSUPPORTED_SASL_MECHANISM ((sf_kerr_t)33)
 #define SF_KERR_ILLEGAL_SASL_STATE ((sf_kerr_t)34)

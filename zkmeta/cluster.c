@@ -307,6 +307,7 @@ void cl_destroy(sf_cluster_t *cl) {
      * admin writes queue their completions, delivered below. */
     sf_zk_free(cl->zk);
     cl->zk = NULL;
+    cl_pids_free(cl);
     while ((n = cl_notify_pop(cl))) {
         if (n->kind == N_DONE && n->done)
             n->done(n->arg, n->err);

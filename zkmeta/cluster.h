@@ -123,6 +123,14 @@ int64_t sf_cluster_broker_epoch(const sf_cluster_t *cl);
 /* The underlying session (borrowed), e.g. for other ZooKeeper users and tests. */
 struct sf_zk *sf_cluster_zk(sf_cluster_t *cl);
 
+/* A new producer id (InitProducerId), from the block of 1000 this broker reserved in
+ * /latest_producer_id_block (Kafka's layout), so that no two brokers hand out the same id.
+ * @return SF_OK with *@out set now; SF_AGAIN when a block is being reserved: @done(@arg, err)
+ * follows on the loop, with *@out set when err is SF_OK (SF_ERR_IO: ZooKeeper failed or the
+ * module is being freed, SF_ERR_RANGE: ids exhausted); SF_ERR_STATE (not registered) or
+ * SF_ERR_NOMEM, without a callback. */
+int sf_cluster_producer_id(sf_cluster_t *cl, int64_t *out, sf_cluster_done_cb done, void *arg);
+
 /* The entity name of the cluster-wide dynamic broker config (Kafka's ConfigEntityName.Default). */
 #define SF_CLUSTER_DEFAULT_ENTITY "<default>"
 

@@ -164,6 +164,11 @@ struct sf_cluster {
 
     struct cl_notify *nhead, *ntail;
     struct event *notify_ev;
+
+    /* producer_ids.c: the block of producer ids being handed out */
+    int64_t pid_next;
+    int pid_left, pid_busy, pid_retries;
+    struct cl_pid_waiter *pid_waiters;
 };
 
 /* cluster.c: user callbacks run from the module's own events only (cl_user_leave returns 1
@@ -195,6 +200,9 @@ void cl_broker_free(struct cl_broker *b);
 void cl_topic_free(struct cl_topic *t);
 void cl_path_broker(char *buf, size_t n, int32_t id);
 void cl_path_topic(char *buf, size_t n, const char *t);
+
+/* producer_ids.c: fail the requests waiting for producer ids (the module is closing). */
+void cl_pids_free(sf_cluster_t *cl);
 
 /* buckets.c: place the group coordinator buckets (the controller, on each snapshot). */
 void cl_coordinators_run(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap);

@@ -1,5 +1,6 @@
 /* Produce, every version: check each partition here, then validate its records
- * (validator.c) and append them to the leader's log on the partition's I/O thread, waking
+ * (validator.c) and append them to the leader's log on the partition's I/O thread (where the
+ * producer state deduplicates idempotent producers' retries, producers.h), waking
  * the fetches waiting on it; answer when every partition is done. With acks=all, a
  * replicated partition is done once its high watermark passed the batch (every ISR member
  * has it): the request waits in the purgatory for that (leader.h). */
@@ -91,6 +92,16 @@ static void append_job(sf_kjob_t *job) {
     if (rc == SF_OK)
         rc = sf_log_append_validated(log, vr.batches, vr.len, pj->op->now, &info);
     sf_wbuf_free(&rebuilt);
+    if (rc == SF_ERR_DUPLICATE) {
+        /* A producer's retry of a batch appended already: its offsets, nothing written. */
+        vr.records = 0;
+        vr.len = 0;
+        rc = SF_OK;
+    } else if (rc == SF_ERR_SEQUENCE) {
+        vr.message = "the batch's sequence number does not follow the producer's last one";
+    } else if (rc == SF_ERR_PRODUCER_EPOCH) {
+        vr.message = "the producer's epoch is older than the partition's: it was fenced";
+    }
     if (rc != SF_OK) {
         rp->ErrorCode = sf_err_to_kerr(rc, SF_ERR_OP_APPEND);
         rp->ErrorMessage = sf_slice_cstr(vr.message);

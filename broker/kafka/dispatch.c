@@ -29,6 +29,7 @@ static const sf_kapi_t apis[] = {
     {SF_PROTO_API_CreateTopics, 0, 7, sf_kapi_CreateTopics, SF_KAPI_METADATA_THREAD},
     {SF_PROTO_API_DeleteTopics, 0, 6, sf_kapi_DeleteTopics, SF_KAPI_METADATA_THREAD},
     {SF_PROTO_API_DeleteRecords, 0, 2, sf_kapi_DeleteRecords, 0},
+    {SF_PROTO_API_InitProducerId, 0, 5, sf_kapi_InitProducerId, SF_KAPI_METADATA_THREAD},
     {SF_PROTO_API_OffsetForLeaderEpoch, 0, 4, sf_kapi_OffsetForLeaderEpoch, 0},
     {SF_PROTO_API_DescribeConfigs, 0, 4, sf_kapi_DescribeConfigs, 0},
     {SF_PROTO_API_AlterConfigs, 0, 2, sf_kapi_AlterConfigs, SF_KAPI_METADATA_THREAD},
@@ -44,6 +45,7 @@ static const sf_kapi_t apis[] = {
     {SF_PROTO_API_OffsetDelete, 0, 0, sf_kapi_OffsetDelete, SF_KAPI_METADATA_THREAD},
     {SF_PROTO_API_AlterPartition, 0, 3, sf_kapi_AlterPartition, SF_KAPI_METADATA_THREAD},
     {SF_PROTO_API_DescribeCluster, 0, 1, sf_kapi_DescribeCluster, 0},
+    {SF_PROTO_API_DescribeProducers, 0, 0, sf_kapi_DescribeProducers, 0},
 };
 
 const sf_kapi_t *sf_kapi_all(size_t *n) {

@@ -65,5 +65,7 @@ void sf_kapi_OffsetDelete(sf_kreq_t *kr, void *msg);
 void sf_kapi_ListGroups(sf_kreq_t *kr, void *msg);
 void sf_kapi_DescribeGroups(sf_kreq_t *kr, void *msg);
 void sf_kapi_DeleteGroups(sf_kreq_t *kr, void *msg);
+void sf_kapi_InitProducerId(sf_kreq_t *kr, void *msg);
+void sf_kapi_DescribeProducers(sf_kreq_t *kr, void *msg);
 
 #endif

@@ -109,7 +109,7 @@ int sf_log_fsync_dir(const char *path) {
 }
 
 /* "<20 digits>.log" -> base offset. */
-static int parse_segment_name(const char *name, const char *ext, int64_t *base) {
+int sf_log_parse_file_name(const char *name, const char *ext, int64_t *base) {
     size_t i, n = strlen(name), elen = strlen(ext);
     int64_t v = 0;
     if (n != 20 + elen || strcmp(name + 20, ext) != 0)
@@ -149,7 +149,7 @@ static int list_segments(const char *path, int64_t **bases, size_t *count) {
     if (!d)
         return SF_ERR_IO;
     while ((de = readdir(d)) != NULL) {
-        if (parse_segment_name(de->d_name, ".log", &base)) {
+        if (sf_log_parse_file_name(de->d_name, ".log", &base)) {
             if (n == cap) {
                 int64_t *p;
                 cap = cap ? cap * 2 : 16;
@@ -176,8 +176,8 @@ static int list_segments(const char *path, int64_t **bases, size_t *count) {
     d = opendir(path);
     if (d) {
         while ((de = readdir(d)) != NULL) {
-            if ((parse_segment_name(de->d_name, ".index", &base) ||
-                 parse_segment_name(de->d_name, ".timeindex", &base)) &&
+            if ((sf_log_parse_file_name(de->d_name, ".index", &base) ||
+                 sf_log_parse_file_name(de->d_name, ".timeindex", &base)) &&
                 (n == 0 || !bsearch(&base, v, n, sizeof(*v), cmp_i64))) {
                 snprintf(file, sizeof(file), "%s/%s", path, de->d_name);
                 sf_log(SF_LOG_INFO, "STORAGE", "removing orphan index %s", file);
@@ -345,6 +345,8 @@ int sf_log_open(const char *dir, const char *topic, int32_t partition, const sf_
     if (log->recovery_point < start_offset_locked(log))
         log->recovery_point = start_offset_locked(log);
     rc = sf_log_epochs_open(log);
+    if (rc == SF_OK && !log->offline && (rc = sf_log_producers_load_locked(log)) == SF_OK)
+        log->producers_loaded = 1;
     if (rc != SF_OK)
         goto err;
     sf_log(SF_LOG_INFO, "STORAGE", "%s: opened, %zu segment(s), offsets %" PRId64 "..%" PRId64,
@@ -361,6 +363,8 @@ void sf_log_close(sf_log_t *log) {
     size_t i;
     if (!log)
         return;
+    if (log->pinned && !log->offline && log->producers_loaded)
+        sf_log_producers_snapshot_locked(log, log->leo);
     if (log->pinned) {
         assert(log->pinned == active_seg(log));
         (void)sf_segment_seal(log->pinned); /* final time entry, pending index entries */
@@ -371,6 +375,7 @@ void sf_log_close(sf_log_t *log) {
         sf_segment_unref(log->segs[i]);
     free(log->segs);
     sf_epochs_free(&log->epochs);
+    sf_producers_free(&log->producers);
     free(log->topic);
     free(log->path);
     pthread_mutex_destroy(&log->mu);
@@ -396,6 +401,7 @@ int sf_log_roll_locked(sf_log_t *log, int64_t base) {
     if (sf_segment_seal(old) != SF_OK)
         sf_log(SF_LOG_WARNING, "STORAGE", "%s: could not write the indexes of segment %020" PRId64
                "; they will be rebuilt", log->path, old->base_offset);
+    sf_log_producers_snapshot_locked(log, base);
     assert(log->pinned == old);
     sf_segment_fd_release(old); /* sealed: its descriptor may go to the cache */
     log->pinned = seg;
@@ -562,6 +568,11 @@ static int log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_m
             goto out;
         }
     } else {
+        rc = sf_log_producers_check_locked(log, batches, bv, nb, info);
+        if (rc != SF_OK) {
+            pthread_mutex_unlock(&log->mu);
+            goto out;
+        }
         first = log->leo;
         next = assign_offsets_locked(log, batches, bv, nb);
     }
@@ -599,6 +610,7 @@ static int log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_m
         log->unflushed_msgs += records;
         log->last_append_ms = now_ms;
         note_epochs_locked(log, batches, bv, nb);
+        sf_log_producers_record_locked(log, batches, bv, nb);
     }
     pthread_mutex_unlock(&log->mu);
 out:
@@ -1206,6 +1218,7 @@ int sf_log_delete(sf_log_t *log) {
     int rc = SF_OK;
     size_t i;
 
+    log->producers_loaded = 0; /* no snapshot into the directory being removed */
     for (i = 0; i < log->nsegs; i++) {
         if (sf_segment_unlink(log->segs[i]) != SF_OK)
             rc = SF_ERR_IO;

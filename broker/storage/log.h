@@ -88,7 +88,10 @@ int sf_log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_ms,
                   sf_log_append_info_t *info);
 
 /* The same for batches the caller has validated already (sf_validate_produce: CRCs, records):
- * only their framing and sizes are checked again here. */
+ * only their framing and sizes are checked again here. Both check the batches that carry a
+ * producer id against the partition's producer state (producers.h) first: a retried batch
+ * appends nothing and returns SF_ERR_DUPLICATE with the offsets it was given the first time
+ * in @info; SF_ERR_SEQUENCE and SF_ERR_PRODUCER_EPOCH refuse the append. */
 int sf_log_append_validated(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_ms,
                             sf_log_append_info_t *info);
 
@@ -106,8 +109,8 @@ void sf_log_set_leader_epoch(sf_log_t *log, int32_t leader_epoch);
  * batch: else SF_ERR_RANGE and nothing is written (also when one call spans more than 2^31
  * offsets, as a segment cannot index that: split it). A batch whose PartitionLeaderEpoch is
  * above the latest epoch in the epoch cache adds an entry (epoch, its BaseOffset). The high
- * watermark is not moved. @info (may be NULL) as sf_log_append's, FirstOffset the first
- * batch's BaseOffset. @return SF_OK, SF_ERR_RANGE, or sf_log_append's errors. */
+ * watermark is not moved. Producer batches are recorded in the producer state, unchecked.
+ * @info (may be NULL) as sf_log_append's, FirstOffset the first batch's BaseOffset. @return SF_OK, SF_ERR_RANGE, or sf_log_append's errors. */
 int sf_log_append_replica(sf_log_t *log, const uint8_t *batches, size_t len, int64_t now_ms,
                           sf_log_append_info_t *info);
 
@@ -256,6 +259,17 @@ int sf_log_fsync_dir(const char *path);
 
 /* A hash of (@topic, @partition) for tables of partitions (FNV-1a). */
 uint64_t sf_log_key_hash(const char *topic, int32_t partition);
+
+/* Forget the producers idle for @expiration_ms at @now_ms (producer.id.expiration.ms).
+ * @return how many went. Thread-safe. */
+size_t sf_log_expire_producers(sf_log_t *log, int64_t now_ms, int64_t expiration_ms);
+
+/* A copy of producer @producer_id's state here. @return SF_OK or SF_ERR_NOTFOUND. */
+struct sf_producer;
+int sf_log_producer(sf_log_t *log, int64_t producer_id, struct sf_producer *out);
+/* Copies of every producer's state here (DescribeProducers): *@out is malloc'd (free it),
+ * *@n entries, in no order. @return SF_OK or SF_ERR_NOMEM. Thread-safe. */
+int sf_log_producers_list(sf_log_t *log, struct sf_producer **out, size_t *n);
 
 /* The topic (owned by @log) and partition. */
 const char *sf_log_topic(const sf_log_t *log);

@@ -10,6 +10,7 @@
 
 #include "epochs.h"
 #include "log.h"
+#include "producers.h"
 #include "segment.h"
 
 struct sf_log {
@@ -35,6 +36,8 @@ struct sf_log {
     int dir_unsynced;    /* a segment file was created since the last flush */
     sf_epochs_t epochs;  /* the leader-epoch cache */
     int epochs_unsaved;  /* its checkpoint is not durable yet (or failed): sf_log_flush syncs */
+    sf_producers_t producers; /* the producer state (logproducers.c) */
+    int producers_loaded;     /* ... is complete: a close writes its snapshot */
 };
 
 static inline sf_segment_t *active_seg(const sf_log_t *log) {
@@ -70,6 +73,9 @@ static inline int64_t hw_locked(const sf_log_t *log) {
     return log->hw;
 }
 
+/* 1 when @name is a 20-digit offset followed by @ext (".log"), the offset in *@base. */
+int sf_log_parse_file_name(const char *name, const char *ext, int64_t *base);
+
 /* Seal the active segment and start a new one at @base (the LEO, or above it when a replica
  * append starts after a gap). */
 int sf_log_roll_locked(sf_log_t *log, int64_t base);
@@ -83,5 +89,25 @@ int sf_log_epochs_open(sf_log_t *log);
 void sf_log_epochs_save_locked(sf_log_t *log);
 /* The same, durable (sf_log_flush). */
 void sf_log_epochs_sync_locked(sf_log_t *log);
+
+/* ---- the producer state (logproducers.c) ---- */
+
+/* Check the producer batches of a leader's append (described by @bv, @nb) before offsets
+ * are given: SF_OK, SF_ERR_DUPLICATE (the first append's offsets in *@info), SF_ERR_SEQUENCE,
+ * SF_ERR_PRODUCER_EPOCH or SF_ERR_NOMEM. */
+int sf_log_producers_check_locked(sf_log_t *log, const uint8_t *batches,
+                                  const sf_segment_batch_t *bv, size_t nb,
+                                  sf_log_append_info_t *info);
+/* Record the producer batches of an append that was written (offsets given). */
+void sf_log_producers_record_locked(sf_log_t *log, const uint8_t *batches,
+                                    const sf_segment_batch_t *bv, size_t nb);
+/* Load the table from the newest snapshot (removing those past the LEO or unreadable) and
+ * the batch headers after it. @return SF_OK, SF_ERR_IO or SF_ERR_NOMEM. */
+int sf_log_producers_load_locked(sf_log_t *log);
+/* Write the table as the snapshot of @offset (the LEO: at a roll or close); failures are
+ * logged. Keeps the two newest snapshots. */
+void sf_log_producers_snapshot_locked(sf_log_t *log, int64_t offset);
+/* The log was truncated to @end (@fully: nothing kept): drop what went, snapshots too. */
+void sf_log_producers_truncated_locked(sf_log_t *log, int64_t end, int fully);
 
 #endif

@@ -761,16 +761,22 @@ void sf_logdir_foreach(sf_logdir_t *ld, void (*fn)(sf_log_t *log, void *arg), vo
     }
 }
 
+typedef struct retention_pass {
+    int64_t now_ms, producer_expiration_ms;
+} retention_pass_t;
+
 static void retention_one(sf_log_t *log, void *arg) {
-    int64_t now_ms = *(const int64_t *)arg;
-    int rc = sf_log_retention(log, now_ms);
+    const retention_pass_t *rp = arg;
+    int rc = sf_log_retention(log, rp->now_ms);
     if (rc < 0)
         sf_log(SF_LOG_WARNING, "STORAGE", "%s: retention failed: %s", sf_log_path(log),
                sf_err_str(rc));
+    (void)sf_log_expire_producers(log, rp->now_ms, rp->producer_expiration_ms);
 }
 
-void sf_logdir_retention(sf_logdir_t *ld, int64_t now_ms) {
-    sf_logdir_foreach(ld, retention_one, &now_ms);
+void sf_logdir_retention(sf_logdir_t *ld, int64_t now_ms, int64_t producer_expiration_ms) {
+    retention_pass_t rp = {now_ms, producer_expiration_ms};
+    sf_logdir_foreach(ld, retention_one, &rp);
 }
 
 /* ---- flusher ---- */

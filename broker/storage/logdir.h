@@ -79,9 +79,10 @@ int sf_logdir_start_flusher(sf_logdir_t *ld, int64_t check_interval_ms);
  * unchanged since its last write. @return SF_OK, SF_ERR_IO or SF_ERR_NOMEM. */
 int sf_logdir_write_checkpoint(sf_logdir_t *ld);
 
-/* Apply retention (and time-based rolling) to every log; called from a timer on the loop.
+/* Apply retention (and time-based rolling) to every log, and forget the producers idle for
+ * @producer_expiration_ms (producer.id.expiration.ms); called from a timer on the loop.
  * @now_ms is wall-clock ms. */
-void sf_logdir_retention(sf_logdir_t *ld, int64_t now_ms);
+void sf_logdir_retention(sf_logdir_t *ld, int64_t now_ms, int64_t producer_expiration_ms);
 
 /* Stop the flusher, flush every log, write the checkpoints and, when @clean and every flush
  * succeeded, the clean-shutdown marker (fsynced); close the logs, release the lock and free

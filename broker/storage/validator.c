@@ -40,6 +40,8 @@ static int check_header(const vbatch_t *b, const sf_validate_cfg_t *cfg,
         return fail(res, SF_ERR_RECORD, b->hdr.ProducerId < 0
                                             ? "a transactional batch without a producer id"
                                             : "transactions are not supported yet");
+    if (b->hdr.ProducerId >= 0 && b->hdr.BaseSequence < 0)
+        return fail(res, SF_ERR_RECORD, "a batch with a producer id needs a sequence number");
     if (b->hdr.RecordCount < 1 || (int64_t)b->hdr.LastOffsetDelta + 1 != b->hdr.RecordCount)
         return fail(res, SF_ERR_RECORD, "the record count does not match the last offset");
     return SF_OK;

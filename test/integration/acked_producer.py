@@ -2,7 +2,9 @@
 """Produce numbered records (acks=1, or ACKS) until STOP_FILE appears; append "partition
 offset n" to ACKED_FILE for every record whose delivery report confirmed it.
 
-    acked_producer.py BOOTSTRAP TOPIC ACKED_FILE STOP_FILE [ACKS [MAX_RECORDS]]
+    acked_producer.py BOOTSTRAP TOPIC ACKED_FILE STOP_FILE [ACKS [MAX_RECORDS [idempotent]]]
+
+"idempotent": enable.idempotence with five requests in flight.
 """
 import os
 import sys
@@ -14,9 +16,11 @@ acks = sys.argv[5] if len(sys.argv) > 5 else "1"
 max_records = int(sys.argv[6]) if len(sys.argv) > 6 else 3000000
 # One request in flight: without idempotence a producer may reorder batches when it retries
 # them after a lost connection, and the checker asserts production order per partition.
+idempotent = len(sys.argv) > 7 and sys.argv[7] == "idempotent"
 p = Producer({"bootstrap.servers": bootstrap, "broker.address.family": "v4", "acks": acks,
-              "linger.ms": 5, "enable.idempotence": False, "message.timeout.ms": 120000,
-              "max.in.flight.requests.per.connection": 1, "reconnect.backoff.max.ms": 500})
+              "linger.ms": 5, "enable.idempotence": idempotent, "message.timeout.ms": 120000,
+              "max.in.flight.requests.per.connection": 5 if idempotent else 1,
+              "reconnect.backoff.max.ms": 500})
 acked = open(acked_path, "w", buffering=1 << 16)
 stats = {"ok": 0, "failed": 0}
 

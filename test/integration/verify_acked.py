@@ -4,7 +4,10 @@ every acknowledged record is at its acknowledged offset, acknowledged records ar
 production order within each partition, offsets have no holes, and reads starting in the
 middle of the log (index lookups) return the right record.
 
-    verify_acked.py BOOTSTRAP TOPIC ACKED_FILE
+    verify_acked.py BOOTSTRAP TOPIC ACKED_FILE [exactly-once]
+
+"exactly-once" (an idempotent producer): besides, no record is in the topic twice and every
+partition holds its records in production order, acknowledged or not.
 """
 import sys
 
@@ -32,6 +35,11 @@ for p, v in by_part.items():
 acked_ns = {n for _, _, n in acked}
 seen = [n for recs in logs.values() for _, n in recs]
 dups = len(seen) - len(set(seen))
+if len(sys.argv) > 4 and sys.argv[4] == "exactly-once":
+    check(dups == 0, "%d records are in the topic twice" % dups)
+    for p, recs in logs.items():
+        ns = [n for _, n in recs]
+        check(ns == sorted(ns), "partition %d: records out of production order" % p)
 info("%d acknowledged records all present at their offsets; %d records in the log, "
      "%d not acknowledged (in flight at the kill), %d duplicates from retries"
      % (len(acked), len(seen), len(set(seen) - acked_ns), dups))

@@ -1575,7 +1575,7 @@ START_TEST(test_logdir_flusher) {
         append_batch(t, 1, 10, 1, 0);
         ck_assert_int_eq(sf_logdir_remove(ld, "tmp", 0), SF_OK);
     }
-    sf_logdir_retention(ld, 0);
+    sf_logdir_retention(ld, 0, INT32_MAX);
     ck_assert_int_eq(sf_logdir_close(ld, 1), SF_OK);
 }
 END_TEST

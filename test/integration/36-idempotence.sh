@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Idempotent producers on a 3-broker cluster. InitProducerId (v0-v5) hands out distinct ids
+# from every broker, each broker from its own block of 1000 reserved in ZooKeeper at
+# /latest_producer_id_block (Kafka's JSON); an empty transactional id is INVALID_REQUEST and a
+# transactional one NOT_COORDINATOR. Hand-made batches against partition 0's leader: a retry
+# is answered with the first append's offset and stores nothing, also for the oldest of five
+# batches in flight; a gap or an old sequence is OUT_OF_ORDER_SEQUENCE_NUMBER, an older epoch
+# INVALID_PRODUCER_EPOCH, a new epoch must start at sequence 0, a producer id without a
+# sequence is INVALID_RECORD; DescribeProducers on the leader gives the producer's epoch and
+# last sequence (NOT_LEADER_OR_FOLLOWER on a follower). The retry is recognised by the
+# follower that becomes leader when the leader is killed (it rebuilt the state from what it
+# replicated) and by the killed broker, restarted, once it leads again (rebuilt from its log:
+# no snapshot after a SIGKILL). Last, confluent-kafka's
+# idempotent producer (acks=all, five requests in flight) streams numbered records while the
+# leader of partition 0 is killed and restarted three times: every acknowledged record is at
+# its offset, and no record is in the topic twice or out of order.
+. "$(dirname "$0")/lib.sh"
+need_py confluent_kafka
+start_cluster min.insync.replicas=2
+cd "$SF_TEST_DIR"
+ZKHP=127.0.0.1:$ZK_PORT
+idem() { "$PY" idempotence.py "$ZKHP" "$@"; }
+state() { "$PY" cluster_state.py "$ZKHP" "$1" "${@:2}"; }
+addr() { echo "127.0.0.1:${SF_BROKER_PORT[$1]}"; }
+
+idem ids "$(addr b1)" "$(addr b2)" "$(addr b3)" || fail "InitProducerId"
+
+create_topic seq 1 3 min.insync.replicas=2
+last=$(idem batches seq "$ALL") || fail "sequence checks: $last"
+log "sequence checks passed; last batch (pid epoch seq base): $last"
+
+# The leader goes: the new one knows the producer from the batches it replicated.
+leader=b$(state seq leader 0)
+kill9_broker "$leader"
+state seq wait-leader-not "${SF_BROKER_ID[$leader]}" 30 || fail "no new leader off $leader"
+# shellcheck disable=SC2086 # four numbers
+last=$(idem retry seq $last) || fail "the retry on the new leader: $last"
+log "the new leader b$(state seq leader 0) answered the retry with the first offset"
+start_broker "$leader"
+state seq wait-isr 3 60 || fail "$leader did not rejoin the ISR"
+"$PY" elect_leaders.py "$(addr b1)" 2 0 all >/dev/null || fail "ElectLeaders"
+wait_until 30 "$leader leading seq-0 again" \
+    bash -c "[[ \$('$PY' cluster_state.py '$ZKHP' seq leader 0) == ${SF_BROKER_ID[$leader]} ]]"
+# shellcheck disable=SC2086
+last=$(idem retry seq $last) || fail "the retry on the restarted broker: $last"
+log "the restarted $leader, leading again, answered the retry from the state rebuilt from its log"
+
+# An idempotent client through three leader kills.
+create_topic idem 3 3 min.insync.replicas=2
+ACKED=$SF_TMP/acked.txt
+: >"$ACKED"
+sf_bg "$PY" acked_producer.py "$ALL" idem "$ACKED" "$SF_TMP/stop" all 100000000 idempotent
+PROD=$!
+more_acks 5000
+for round in 1 2 3; do
+    victim=b$(state idem leader 0)
+    kill9_broker "$victim"
+    log "round $round: killed $victim (leader of idem-0) after $(wc -l <"$ACKED") acknowledgements"
+    state idem wait-leader-not "${SF_BROKER_ID[$victim]}" 30 || fail "leadership stayed on $victim"
+    more_acks 3000
+    start_broker "$victim"
+    state idem wait-isr 3 60 || fail "$victim did not rejoin the ISRs"
+    more_acks 2000
+done
+touch "$SF_TMP/stop"
+wait "$PROD" || fail "the idempotent producer exited with status $?"
+log "$(wc -l <"$ACKED") records acknowledged"
+"$PY" verify_acked.py "$ALL" idem "$ACKED" exactly-once || fail "exactly once, in order"
+
+for n in b1 b2 b3; do broker_alive "$n"; done
+pass

@@ -1,0 +1,365 @@
+/* Unit tests for the producer state of a partition: the table (broker/storage/producers.c)
+ * and the log's use of it (broker/storage/logproducers.c): duplicates, sequence and epoch
+ * checks on leader appends, recording replica appends, snapshots across close and open, the
+ * rebuild from the batches, truncation and expiry. */
+#include <check.h>
+#include <dirent.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "err.h"
+#include "log.h"
+#include "producers.h"
+#include "recbatch.h"
+
+/* ---- the table ---- */
+
+static sf_producer_append_t ap(int64_t pid, int16_t epoch, int32_t seq, int32_t n, int64_t off) {
+    sf_producer_append_t b;
+    b.producer_id = pid;
+    b.epoch = epoch;
+    b.first_seq = seq;
+    b.last_seq = (int32_t)(((int64_t)seq + n - 1) % ((int64_t)INT32_MAX + 1)); /* wraps */
+    b.first_offset = off;
+    b.last_offset = off + n - 1;
+    b.max_timestamp = 1000 + off;
+    return b;
+}
+
+static int check_b(const sf_producers_t *ps, sf_producer_append_t b) {
+    sf_producer_batch_t dup;
+    return sf_producers_check(ps, &b, NULL, &dup);
+}
+
+static void record(sf_producers_t *ps, sf_producer_append_t b) {
+    ck_assert_int_eq(sf_producers_record(ps, &b), SF_OK);
+}
+
+START_TEST(test_sequence_rules) {
+    sf_producers_t ps;
+    sf_producer_batch_t dup;
+    sf_producer_append_t b;
+    sf_producers_init(&ps);
+    /* An unknown producer starts anywhere. */
+    ck_assert_int_eq(check_b(&ps, ap(7, 0, 42, 3, 0)), SF_OK);
+    record(&ps, ap(7, 0, 0, 3, 0));
+    b = ap(7, 0, 0, 3, 99);
+    ck_assert_int_eq(sf_producers_check(&ps, &b, NULL, &dup), SF_ERR_DUPLICATE);
+    ck_assert_int_eq(dup.first_offset, 0);
+    ck_assert_int_eq(dup.last_offset, 2);
+    /* Only the exact range is a duplicate; the next sequence continues. */
+    ck_assert_int_eq(check_b(&ps, ap(7, 0, 1, 2, 0)), SF_ERR_SEQUENCE);
+    ck_assert_int_eq(check_b(&ps, ap(7, 0, 3, 1, 0)), SF_OK);
+    ck_assert_int_eq(check_b(&ps, ap(7, 0, 4, 1, 0)), SF_ERR_SEQUENCE);
+    ck_assert_int_eq(check_b(&ps, ap(7, 0, -1, 1, 0)), SF_ERR_SEQUENCE);
+    /* Epochs: a new one from 0, an old one fenced. */
+    ck_assert_int_eq(check_b(&ps, ap(7, 1, 0, 1, 0)), SF_OK);
+    ck_assert_int_eq(check_b(&ps, ap(7, 1, 3, 1, 0)), SF_ERR_SEQUENCE);
+    record(&ps, ap(7, 1, 0, 1, 3));
+    ck_assert_int_eq(check_b(&ps, ap(7, 0, 3, 1, 0)), SF_ERR_PRODUCER_EPOCH);
+    ck_assert_int_eq(check_b(&ps, ap(7, 0, 0, 3, 0)), SF_ERR_PRODUCER_EPOCH);
+    ck_assert_int_eq(check_b(&ps, ap(7, 1, 1, 1, 0)), SF_OK);
+    /* A record of an older epoch changes nothing. */
+    record(&ps, ap(7, 0, 3, 1, 4));
+    ck_assert_int_eq(sf_producers_find(&ps, 7)->epoch, 1);
+    ck_assert_int_eq(sf_producers_find(&ps, 7)->nbatches, 1);
+    /* Sequences wrap at INT32_MAX. */
+    record(&ps, ap(8, 0, INT32_MAX - 1, 2, 10));
+    ck_assert_int_eq(check_b(&ps, ap(8, 0, 0, 1, 0)), SF_OK);
+    b.producer_id = 8;
+    b.epoch = 0;
+    b.first_seq = INT32_MAX;
+    b.last_seq = 1;
+    record(&ps, b);
+    ck_assert_int_eq(check_b(&ps, ap(8, 0, 2, 1, 0)), SF_OK);
+    sf_producers_free(&ps);
+}
+END_TEST
+
+START_TEST(test_five_batches_and_prev) {
+    sf_producers_t ps;
+    sf_producer_batch_t dup;
+    sf_producer_append_t prev, b;
+    int i;
+    sf_producers_init(&ps);
+    for (i = 0; i < 6; i++)
+        record(&ps, ap(3, 2, i * 2, 2, i * 2));
+    ck_assert_int_eq(sf_producers_find(&ps, 3)->nbatches, SF_PRODUCER_BATCHES);
+    /* The oldest of six is forgotten (out of sequence now); the five after are duplicates. */
+    ck_assert_int_eq(check_b(&ps, ap(3, 2, 0, 2, 0)), SF_ERR_SEQUENCE);
+    for (i = 1; i < 6; i++) {
+        b = ap(3, 2, i * 2, 2, 0);
+        ck_assert_int_eq(sf_producers_check(&ps, &b, NULL, &dup), SF_ERR_DUPLICATE);
+        ck_assert_int_eq(dup.first_offset, i * 2);
+    }
+    /* Within one append, a batch follows the earlier one of its producer. */
+    prev = ap(3, 2, 12, 2, 0);
+    ck_assert_int_eq(check_b(&ps, prev), SF_OK);
+    b = ap(3, 2, 14, 1, 0);
+    ck_assert_int_eq(sf_producers_check(&ps, &b, &prev, &dup), SF_OK);
+    b = ap(3, 2, 12, 2, 0);
+    ck_assert_int_eq(sf_producers_check(&ps, &b, &prev, &dup), SF_ERR_SEQUENCE);
+    ck_assert_int_eq(sf_producers_reach(&ps, 11), 1);
+    ck_assert_int_eq(sf_producers_reach(&ps, 12), 0);
+    sf_producers_free(&ps);
+}
+END_TEST
+
+START_TEST(test_many_expire_snapshot) {
+    sf_producers_t ps, back;
+    sf_wbuf_t wb;
+    int64_t i;
+    sf_producers_init(&ps);
+    sf_producers_init(&back);
+    for (i = 0; i < 3000; i++)
+        record(&ps, ap(i * 7919, (int16_t)(i % 5), 0, 1, i)); /* timestamp 1000 + i */
+    ck_assert_uint_eq(ps.n, 3000);
+    sf_wbuf_init(&wb);
+    ck_assert_int_eq(sf_producers_encode(&ps, &wb), SF_OK);
+    ck_assert_int_eq(sf_producers_decode(&back, wb.p, wb.len), SF_OK);
+    ck_assert_uint_eq(back.n, 3000);
+    for (i = 0; i < 3000; i++) {
+        const sf_producer_t *p = sf_producers_find(&back, i * 7919);
+        ck_assert_ptr_nonnull(p);
+        ck_assert_int_eq(p->epoch, i % 5);
+        ck_assert_int_eq(p->batches[0].first_offset, i);
+        ck_assert_int_eq(p->last_timestamp, 1000 + i);
+    }
+    /* A flipped byte, a short file, another version: refused, the table left empty. */
+    wb.p[wb.len / 2] ^= 1;
+    ck_assert_int_eq(sf_producers_decode(&back, wb.p, wb.len), SF_ERR_CORRUPT);
+    ck_assert_uint_eq(back.n, 0);
+    wb.p[wb.len / 2] ^= 1;
+    ck_assert_int_eq(sf_producers_decode(&back, wb.p, wb.len - 1), SF_ERR_CORRUPT);
+    ck_assert_int_eq(sf_producers_decode(&back, wb.p, 3), SF_ERR_CORRUPT);
+    wb.p[1] = 9;
+    ck_assert_int_eq(sf_producers_decode(&back, wb.p, wb.len), SF_ERR_UNSUPPORTED);
+    sf_wbuf_free(&wb);
+    /* Expiry: the producers last seen at 1000 + 1499 or before go; every other one stays. */
+    ck_assert_uint_eq(sf_producers_expire(&ps, 2500, 1), 1500);
+    ck_assert_uint_eq(ps.n, 1500);
+    for (i = 0; i < 3000; i++)
+        ck_assert_int_eq(sf_producers_find(&ps, i * 7919) != NULL, i >= 1500);
+    sf_producers_free(&ps);
+    sf_producers_free(&back);
+}
+END_TEST
+
+/* ---- the log ---- */
+
+static char tmpdir[64];
+
+static int rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void setup(void) {
+    strcpy(tmpdir, "/tmp/sf-check-producers-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void teardown(void) {
+    nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static sf_log_t *open_log(int64_t segment_bytes) {
+    sf_log_config_t cfg;
+    sf_log_t *log;
+    sf_log_config_default(&cfg);
+    if (segment_bytes > 0)
+        cfg.segment_bytes = segment_bytes;
+    ck_assert_int_eq(sf_log_open(tmpdir, "t", 0, &cfg, INT64_MAX, &log), SF_OK);
+    return log;
+}
+
+/* One batch of @n records from producer @pid (-1: none) at @epoch and @seq, at @base. */
+static void make_batch(sf_wbuf_t *wb, int64_t base, int64_t pid, int16_t epoch, int32_t seq,
+                       int n) {
+    sf_recbatch_record_t recs[8];
+    sf_recbatch_hdr_t h;
+    static uint8_t value[100];
+    int i;
+    memset(&h, 0, sizeof(h));
+    memset(recs, 0, sizeof(recs));
+    h.BaseOffset = base;
+    h.PartitionLeaderEpoch = 0;
+    h.BaseTimestamp = 5000;
+    h.ProducerId = pid;
+    h.ProducerEpoch = pid < 0 ? -1 : epoch;
+    h.BaseSequence = pid < 0 ? -1 : seq;
+    for (i = 0; i < n; i++) {
+        recs[i].timestamp = 5000 + i;
+        recs[i].key.len = -1;
+        recs[i].value.p = value;
+        recs[i].value.len = (int32_t)sizeof(value);
+    }
+    ck_assert_int_eq(sf_recbatch_build_hdr(wb, &h, recs, n), SF_OK);
+}
+
+/* A leader append; returns its result, the offsets in *@info. */
+static int append(sf_log_t *log, int64_t pid, int16_t epoch, int32_t seq, int n,
+                  sf_log_append_info_t *info) {
+    sf_wbuf_t wb;
+    int rc;
+    sf_wbuf_init(&wb);
+    make_batch(&wb, 0, pid, epoch, seq, n);
+    rc = sf_log_append(log, wb.p, wb.len, 0, info);
+    sf_wbuf_free(&wb);
+    return rc;
+}
+
+static int count_snapshots(void) {
+    struct dirent *de;
+    char path[128];
+    DIR *d;
+    int n = 0;
+    snprintf(path, sizeof(path), "%s/t-0", tmpdir);
+    d = opendir(path);
+    ck_assert_ptr_nonnull(d);
+    while ((de = readdir(d)) != NULL)
+        n += strstr(de->d_name, ".snapshot") != NULL;
+    closedir(d);
+    return n;
+}
+
+static void remove_snapshots(void) {
+    char cmd[160];
+    snprintf(cmd, sizeof(cmd), "rm -f %s/t-0/*.snapshot", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(test_log_duplicates_and_errors) {
+    sf_log_t *log = open_log(0);
+    sf_log_append_info_t info;
+    ck_assert_int_eq(append(log, -1, 0, 0, 2, &info), SF_OK); /* offsets 0-1, no producer */
+    ck_assert_int_eq(append(log, 11, 0, 0, 3, &info), SF_OK);
+    ck_assert_int_eq(info.FirstOffset, 2);
+    ck_assert_int_eq(append(log, 11, 0, 0, 3, &info), SF_ERR_DUPLICATE);
+    ck_assert_int_eq(info.FirstOffset, 2);
+    ck_assert_int_eq(info.LastOffset, 4);
+    ck_assert_int_eq(sf_log_end_offset(log), 5);
+    ck_assert_int_eq(append(log, 11, 0, 5, 1, &info), SF_ERR_SEQUENCE);
+    ck_assert_int_eq(append(log, 11, 1, 0, 1, &info), SF_OK);
+    ck_assert_int_eq(append(log, 11, 0, 3, 1, &info), SF_ERR_PRODUCER_EPOCH);
+    ck_assert_int_eq(sf_log_end_offset(log), 6);
+    sf_log_close(log);
+}
+END_TEST
+
+START_TEST(test_log_snapshot_and_rebuild) {
+    sf_log_t *log = open_log(0);
+    sf_log_append_info_t info;
+    sf_producer_t p;
+    ck_assert_int_eq(append(log, 21, 4, 0, 2, &info), SF_OK);
+    ck_assert_int_eq(append(log, 21, 4, 2, 2, &info), SF_OK);
+    sf_log_close(log);
+    ck_assert_int_eq(count_snapshots(), 1);
+    /* From the snapshot written at close. */
+    log = open_log(0);
+    ck_assert_int_eq(append(log, 21, 4, 2, 2, &info), SF_ERR_DUPLICATE);
+    ck_assert_int_eq(info.FirstOffset, 2);
+    ck_assert_int_eq(append(log, 21, 4, 4, 1, &info), SF_OK);
+    sf_log_close(log);
+    /* Without any snapshot (a crash before the first): rebuilt from the batches. */
+    remove_snapshots();
+    log = open_log(0);
+    ck_assert_int_eq(append(log, 21, 4, 4, 1, &info), SF_ERR_DUPLICATE);
+    ck_assert_int_eq(info.FirstOffset, 4);
+    ck_assert_int_eq(sf_log_producer(log, 21, &p), SF_OK);
+    ck_assert_int_eq(p.epoch, 4);
+    ck_assert_int_eq(p.nbatches, 3);
+    sf_log_close(log);
+}
+END_TEST
+
+START_TEST(test_log_roll_snapshot_and_corrupt) {
+    sf_log_t *log = open_log(600); /* about two batches per segment */
+    sf_log_append_info_t info;
+    char cmd[200];
+    int i;
+    for (i = 0; i < 6; i++)
+        ck_assert_int_eq(append(log, 31, 0, i * 2, 2, &info), SF_OK);
+    ck_assert_uint_gt(sf_log_segment_count(log), 2);
+    /* Snapshots at the rolls: the newest two are kept. */
+    ck_assert_int_eq(count_snapshots(), 2);
+    sf_log_close(log);
+    /* Every snapshot damaged: removed, and the state rebuilt from the log all the same. */
+    snprintf(cmd, sizeof(cmd), "for f in %s/t-0/*.snapshot; do printf 'xx' | "
+             "dd of=$f bs=1 seek=7 conv=notrunc 2>/dev/null; done", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+    log = open_log(600);
+    for (i = 1; i < 6; i++) {
+        ck_assert_int_eq(append(log, 31, 0, i * 2, 2, &info), SF_ERR_DUPLICATE);
+        ck_assert_int_eq(info.FirstOffset, i * 2);
+    }
+    ck_assert_int_eq(append(log, 31, 0, 12, 1, &info), SF_OK);
+    sf_log_close(log);
+}
+END_TEST
+
+START_TEST(test_log_replica_truncate_expire) {
+    sf_log_t *log = open_log(0);
+    sf_log_append_info_t info;
+    sf_producer_t p;
+    sf_wbuf_t wb;
+    int i;
+    /* A follower records what it replicates, unchecked. */
+    sf_wbuf_init(&wb);
+    for (i = 0; i < 4; i++)
+        make_batch(&wb, i * 2, 41, 2, i * 2, 2);
+    ck_assert_int_eq(sf_log_append_replica(log, wb.p, wb.len, 0, NULL), SF_OK);
+    sf_wbuf_free(&wb);
+    ck_assert_int_eq(sf_log_producer(log, 41, &p), SF_OK);
+    ck_assert_int_eq(p.nbatches, 4);
+    /* Truncated after the second batch: the last two are gone from the state. */
+    ck_assert_int_eq(sf_log_truncate(log, 4), SF_OK);
+    ck_assert_int_eq(sf_log_producer(log, 41, &p), SF_OK);
+    ck_assert_int_eq(p.nbatches, 2);
+    ck_assert_int_eq(p.batches[1].last_seq, 3);
+    ck_assert_int_eq(append(log, 41, 2, 4, 2, &info), SF_OK); /* not a duplicate now */
+    ck_assert_int_eq(info.FirstOffset, 4);
+    /* Truncated to nothing: the producer is unknown, any sequence starts it. */
+    ck_assert_int_eq(sf_log_truncate(log, 0), SF_OK);
+    ck_assert_int_eq(sf_log_producer(log, 41, &p), SF_ERR_NOTFOUND);
+    ck_assert_int_eq(append(log, 41, 2, 77, 1, &info), SF_OK);
+    /* Idle for the expiration time (its batch's timestamp is 5000): forgotten. */
+    ck_assert_uint_eq(sf_log_expire_producers(log, 5999, 1000), 0);
+    ck_assert_uint_eq(sf_log_expire_producers(log, 6000, 1000), 1);
+    ck_assert_int_eq(sf_log_producer(log, 41, &p), SF_ERR_NOTFOUND);
+    sf_log_close(log);
+}
+END_TEST
+
+static Suite *producers_suite(void) {
+    Suite *s = suite_create("producers");
+    TCase *tc = tcase_create("table");
+    tcase_add_test(tc, test_sequence_rules);
+    tcase_add_test(tc, test_five_batches_and_prev);
+    tcase_add_test(tc, test_many_expire_snapshot);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("log");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_log_duplicates_and_errors);
+    tcase_add_test(tc, test_log_snapshot_and_rebuild);
+    tcase_add_test(tc, test_log_roll_snapshot_and_corrupt);
+    tcase_add_test(tc, test_log_replica_truncate_expire);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) {
+    SRunner *sr = srunner_create(producers_suite());
+    int failed;
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
