@@ -1,4 +1,5 @@
-/* streamflow topic create|list|describe|delete|alter (after kafka-topics.sh). */
+/* streamflow topic create|list|describe|delete|alter (after kafka-topics.sh) and
+ * describe-producers (after kafka-transactions.sh describe-producers). */
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -28,7 +29,8 @@ enum {
     OPT_IF_EXISTS,
     OPT_UNDER_REPLICATED,
     OPT_UNAVAILABLE,
-    OPT_EXCLUDE_INTERNAL
+    OPT_EXCLUDE_INTERNAL,
+    OPT_PARTITION
 };
 
 /* The replication factor of a topic: the largest replica count of its partitions. */
@@ -666,11 +668,147 @@ out:
     return code;
 }
 
+/* ------------------------------------------------------------------------------------------
+ * describe-producers
+ * ------------------------------------------------------------------------------------------ */
+
+static void producers_help(void) {
+    fputs("Usage: streamflow topic describe-producers NAME [OPTIONS]\n"
+          "\n"
+          "Show the idempotent producers the leaders of the topic's partitions keep state for:\n"
+          "producer id, epoch, last sequence number and the time of the last batch.\n"
+          "\n"
+          "Options:\n"
+          "      --partition N            that partition only (default: every partition)\n",
+          stdout);
+    sf_cli_print_common_options(stdout);
+}
+
+/* The partitions to show: @only, else every one of @topic. */
+static int producers_partitions(sf_cli_t *cli, sf_admin_t *a, const char *topic, long long only,
+                                int32_t **out, size_t *n) {
+    sf_cluster_info_t *info = NULL;
+    size_t i;
+    int rc;
+    *n = 0;
+    if (only >= 0) {
+        if (!(*out = malloc(sizeof(**out))))
+            return SF_ERROR_NOMEM;
+        (*out)[(*n)++] = (int32_t)only;
+        return SF_OK;
+    }
+    rc = sf_admin_describe_cluster(a, &topic, 1, cli->timeout_ms, &info);
+    if (rc == SF_OK && (info->topic_count != 1 || info->topics[0].err))
+        rc = info->topic_count == 1 ? info->topics[0].err : KERR_UNKNOWN_TOPIC_OR_PARTITION;
+    if (rc == SF_OK && !(*out = malloc((info->topics[0].partition_count + 1) * sizeof(**out))))
+        rc = SF_ERROR_NOMEM;
+    for (i = 0; rc == SF_OK && i < info->topics[0].partition_count; i++)
+        (*out)[(*n)++] = info->topics[0].partitions[i].id;
+    sf_cluster_info_destroy(info);
+    return rc;
+}
+
+static void producers_show(const sf_cli_t *cli, int32_t part, const sf_producer_state_t *v,
+                           size_t n, json_t *jarr, sf_cli_table_t *tab) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        char cells[6][24];
+        const char *row[6];
+        int k;
+        if (cli->json) {
+            json_array_append_new(
+                jarr, json_pack("{s:i, s:I, s:i, s:i, s:I, s:I}", "partition", (int)part,
+                                "producer_id", (json_int_t)v[i].producer_id, "epoch",
+                                (int)v[i].producer_epoch, "last_sequence",
+                                (int)v[i].last_sequence, "last_timestamp",
+                                (json_int_t)v[i].last_timestamp, "current_txn_start_offset",
+                                (json_int_t)v[i].current_txn_start_offset));
+            continue;
+        }
+        snprintf(cells[0], sizeof cells[0], "%d", (int)part);
+        snprintf(cells[1], sizeof cells[1], "%lld", (long long)v[i].producer_id);
+        snprintf(cells[2], sizeof cells[2], "%d", (int)v[i].producer_epoch);
+        snprintf(cells[3], sizeof cells[3], "%d", (int)v[i].last_sequence);
+        snprintf(cells[4], sizeof cells[4], "%lld", (long long)v[i].last_timestamp);
+        snprintf(cells[5], sizeof cells[5], "%lld", (long long)v[i].current_txn_start_offset);
+        for (k = 0; k < 6; k++)
+            row[k] = cells[k];
+        sf_cli_table_add(tab, row);
+    }
+}
+
+static int topic_describe_producers(sf_cli_t *cli, int argc, char **argv) {
+    static const struct option longopts[] =
+        TOPIC_OPTS({"partition", required_argument, NULL, OPT_PARTITION});
+    static const char *const headers[] = {"PARTITION", "PRODUCER-ID", "EPOCH",
+                                          "LAST-SEQUENCE", "LAST-TIMESTAMP", "TXN-START-OFFSET"};
+    long long only = -1;
+    int32_t *parts = NULL;
+    size_t nparts = 0, i;
+    int opt, rc, code = SF_CLI_EXIT_OK;
+    const char *name;
+    sf_cli_table_t *tab = NULL;
+    json_t *jarr = NULL;
+    sf_admin_t *a;
+
+    optind = 0;
+    while ((opt = sf_cli_getopt(cli, argc, argv, SF_CLI_SHORTOPTS, longopts)) != -1) {
+        switch (opt) {
+        case 'h':
+            producers_help();
+            return SF_CLI_EXIT_OK;
+        case OPT_PARTITION:
+            if (sf_cli_parse_int(cli, "--partition", optarg, 0, INT32_MAX, &only) < 0)
+                return SF_CLI_EXIT_USAGE;
+            break;
+        default:
+            return SF_CLI_EXIT_USAGE;
+        }
+    }
+    if ((name = topic_name_arg(cli, argc, argv, "describe-producers", "[--partition N]")) == NULL)
+        return SF_CLI_EXIT_USAGE;
+    if ((a = sf_cli_admin(cli)) == NULL)
+        return SF_CLI_EXIT_USAGE;
+    rc = producers_partitions(cli, a, name, only, &parts, &nparts);
+    if (rc != SF_OK) {
+        sf_admin_destroy(a);
+        return sf_cli_fail(cli, "describing the topic", rc);
+    }
+    if (cli->json)
+        jarr = json_array();
+    else
+        tab = sf_cli_table_new(6, headers);
+    for (i = 0; i < nparts && code == SF_CLI_EXIT_OK; i++) {
+        sf_producer_state_t *v = NULL;
+        size_t n = 0;
+        char what[320];
+        rc = sf_admin_describe_producers(a, name, parts[i], cli->timeout_ms, &v, &n);
+        snprintf(what, sizeof what, "describing the producers of %s partition %d", name,
+                 (int)parts[i]);
+        if (rc != SF_OK)
+            code = sf_cli_fail(cli, what, rc);
+        else
+            producers_show(cli, parts[i], v, n, jarr, tab);
+        sf_producer_states_destroy(v);
+    }
+    if (code == SF_CLI_EXIT_OK && cli->json)
+        sf_cli_json_print(json_pack("{s:s, s:O}", "topic", name, "producers", jarr));
+    else if (code == SF_CLI_EXIT_OK)
+        sf_cli_table_print(tab, stdout);
+    json_decref(jarr);
+    if (tab)
+        sf_cli_table_free(tab);
+    free(parts);
+    sf_admin_destroy(a);
+    return code;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 
 int sf_cmd_topic(sf_cli_t *cli, int argc, char **argv) {
     if (argc < 1) {
-        sf_cli_error(cli, "missing the sub-command (create, list, describe, delete, alter)");
+        sf_cli_error(cli, "missing the sub-command (create, list, describe, delete, alter, "
+                          "describe-producers)");
         return SF_CLI_EXIT_USAGE;
     }
     if (strcmp(argv[0], "create") == 0)
@@ -683,6 +821,8 @@ int sf_cmd_topic(sf_cli_t *cli, int argc, char **argv) {
         return topic_delete(cli, argc, argv);
     if (strcmp(argv[0], "alter") == 0)
         return topic_alter(cli, argc, argv);
+    if (strcmp(argv[0], "describe-producers") == 0)
+        return topic_describe_producers(cli, argc, argv);
     sf_cli_error(cli, "unknown sub-command 'topic %s'; see 'streamflow help topic'", argv[0]);
     return SF_CLI_EXIT_USAGE;
 }

@@ -35,6 +35,7 @@ static const sf_sub_t topic_subs[] = {
     {"describe", "show partitions, leaders, replicas, ISR and config overrides"},
     {"delete", "delete a topic"},
     {"alter", "add partitions, set or remove config overrides"},
+    {"describe-producers", "show the idempotent producers the partition leaders know"},
     {NULL, NULL}};
 
 static const sf_sub_t config_subs[] = {
@@ -115,11 +116,15 @@ static void usage(FILE *out) {
 
 static void command_usage(const sf_command_t *c, FILE *out) {
     const sf_sub_t *s;
+    int width = 14;
 
     fprintf(out, "Usage: streamflow %s SUBCOMMAND [OPTIONS] [ARGS]\n\n%c%s.\n\nSub-commands:\n",
             c->name, toupper((unsigned char)c->summary[0]), c->summary + 1);
     for (s = c->subs; s->name != NULL; s++)
-        fprintf(out, "  %-14s %s\n", s->name, s->summary);
+        if ((int)strlen(s->name) > width)
+            width = (int)strlen(s->name);
+    for (s = c->subs; s->name != NULL; s++)
+        fprintf(out, "  %-*s %s\n", width, s->name, s->summary);
     fprintf(out, "\nRun 'streamflow %s SUBCOMMAND --help' for its options.\n", c->name);
 }
 

@@ -84,6 +84,32 @@ int sf_admin_timeout(sf_admin_t *a, int timeout_ms) {
     return cc != NULL && cc->request_timeout_ms > 0 ? cc->request_timeout_ms : 30000;
 }
 
+int64_t sf_admin_deadline(sf_admin_t *a, int timeout_ms) {
+    return sf_clock_mono_ms() + sf_admin_timeout(a, timeout_ms);
+}
+
+int sf_admin_ms_left(int64_t deadline) {
+    int64_t left = deadline - sf_clock_mono_ms();
+    return left > 0 ? (int)left : 0;
+}
+
+void sf_admin_backoff(sf_admin_t *a, int64_t deadline) {
+    int ms = sf_client_conf(a->cl)->retry_backoff_ms, left = sf_admin_ms_left(deadline);
+    struct timespec ts;
+    if (ms > left)
+        ms = left;
+    if (ms <= 0)
+        return;
+    ts.tv_sec = ms / 1000;
+    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+int sf_admin_decoded(int rc) {
+    return rc == SF_OK || rc == SF_ERR_NOMEM ? rc : SF_ERROR_MALFORMED;
+}
+
 /* A malloc'd copy of @s in *@out (NULL for a null slice). Returns SF_OK or SF_ERROR_NOMEM. */
 static int admin_strdup(sf_slice_t s, char **out) {
     *out = NULL;
@@ -104,10 +130,6 @@ static void admin_errstr(char *errstr, size_t size, const char *msg) {
 
 /* The outcome of decoding a response body: any codec failure but running out of memory means
  * the response is malformed. */
-static int admin_decoded(int rc) {
-    return rc == SF_OK || rc == SF_ERR_NOMEM ? rc : SF_ERROR_MALFORMED;
-}
-
 /* Whether each of the @n configs @kvs has a name; else @errstr says it and this returns
  * SF_ERROR_INVALID. */
 static int admin_configs_named(const sf_config_kv_t *kvs, size_t n, char *errstr,
@@ -237,7 +259,7 @@ static int admin_topic_call(sf_admin_t *a, int32_t target, int16_t api_key, int1
         sf_arena_t _arena;                                                                     \
         int _rc;                                                                               \
         sf_arena_init(&_arena, 0);                                                             \
-        _rc = admin_decoded(sf_proto_##Msg##_decode((body), (version), &_arena, &(resp)));     \
+        _rc = sf_admin_decoded(sf_proto_##Msg##_decode((body), (version), &_arena, &(resp)));     \
         if (_rc == SF_OK)                                                                      \
             _rc = (then);                                                                      \
         sf_arena_reset(&_arena);                                                               \

@@ -28,33 +28,6 @@
  * Helpers
  * ------------------------------------------------------------------------------------------ */
 
-static int64_t deadline_of(sf_admin_t *a, int timeout_ms) {
-    return sf_clock_mono_ms() + sf_admin_timeout(a, timeout_ms);
-}
-
-static int ms_left(int64_t deadline) {
-    int64_t left = deadline - sf_clock_mono_ms();
-    return left > 0 ? (int)left : 0;
-}
-
-/* Sleep retry.backoff.ms, not past @deadline. */
-static void backoff(sf_admin_t *a, int64_t deadline) {
-    int ms = sf_client_conf(sf_admin_client(a))->retry_backoff_ms, left = ms_left(deadline);
-    struct timespec ts;
-    if (ms > left)
-        ms = left;
-    if (ms <= 0)
-        return;
-    ts.tv_sec = ms / 1000;
-    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
-static int decoded(int rc) {
-    return rc == SF_OK || rc == SF_ERR_NOMEM ? rc : SF_ERROR_MALFORMED;
-}
-
 /* A malloc'd copy of @s ("" for null); NULL when out of memory. */
 static char *dup_slice(sf_slice_t s) {
     return s.len > 0 ? sf_slice_strdup(s) : strdup("");
@@ -137,7 +110,7 @@ static int fc_decode(sf_rbuf_t *body, int16_t version, void *arg) {
 static int coord_find(sf_admin_t *a, const char *group, int64_t deadline, int32_t *node) {
     for (;;) {
         fc_call_t fc = {group, -1, 0};
-        int rc, left = ms_left(deadline);
+        int rc, left = sf_admin_ms_left(deadline);
         if (left <= 0)
             return SF_ERROR_TIMED_OUT;
         rc = sf_client_call(sf_admin_client(a), SF_CLIENT_ANY_BROKER,
@@ -151,7 +124,7 @@ static int coord_find(sf_admin_t *a, const char *group, int64_t deadline, int32_
         }
         if (!sf_cgroup_coord_retriable(rc))
             return rc;
-        backoff(a, deadline);
+        sf_admin_backoff(a, deadline);
     }
 }
 
@@ -169,10 +142,10 @@ static int coord_call(sf_admin_t *a, const char *group, int16_t api, int16_t max
         if (coord)
             *coord = node;
         rc = sf_client_call(sf_admin_client(a), node, api, max_version, enc, dec, arg,
-                            ms_left(deadline) > 0 ? ms_left(deadline) : 1);
-        if (rc == SF_OK || !sf_cgroup_coord_retriable(rc) || ms_left(deadline) <= 0)
+                            sf_admin_ms_left(deadline) > 0 ? sf_admin_ms_left(deadline) : 1);
+        if (rc == SF_OK || !sf_cgroup_coord_retriable(rc) || sf_admin_ms_left(deadline) <= 0)
             return rc;
-        backoff(a, deadline);
+        sf_admin_backoff(a, deadline);
     }
 }
 
@@ -215,7 +188,7 @@ static int brokers_decode(sf_rbuf_t *body, int16_t version, void *arg) {
     sf_arena_t arena;
     int rc;
     sf_arena_init(&arena, 0);
-    rc = decoded(sf_proto_MetadataResponse_decode(body, version, &arena, &resp));
+    rc = sf_admin_decoded(sf_proto_MetadataResponse_decode(body, version, &arena, &resp));
     if (rc == SF_OK)
         rc = brokers_copy(arg, &resp);
     sf_arena_reset(&arena);
@@ -272,7 +245,7 @@ static int lg_decode(sf_rbuf_t *body, int16_t version, void *arg) {
     int32_t i;
     int rc;
     sf_arena_init(&arena, 0);
-    rc = decoded(sf_proto_ListGroupsResponse_decode(body, version, &arena, &resp));
+    rc = sf_admin_decoded(sf_proto_ListGroupsResponse_decode(body, version, &arena, &resp));
     if (rc == SF_OK)
         c->kerr = resp.ErrorCode;
     for (i = 0; rc == SF_OK && !resp.ErrorCode && i < resp.GroupsCount; i++)
@@ -327,9 +300,9 @@ int sf_admin_list_groups(sf_admin_t *a, int timeout_ms, sf_group_listing_t **gro
         *count = 0;
     if (!a || !groups || !count)
         return SF_ERROR_INVALID;
-    deadline = deadline_of(a, timeout_ms);
+    deadline = sf_admin_deadline(a, timeout_ms);
     rc = sf_client_call(sf_admin_client(a), SF_CLIENT_ANY_BROKER, SF_PROTO_API_Metadata,
-                        METADATA_MAX, brokers_encode, brokers_decode, &bc, ms_left(deadline));
+                        METADATA_MAX, brokers_encode, brokers_decode, &bc, sf_admin_ms_left(deadline));
     if (rc != SF_OK) {
         free(bc.ids);
         return rc;
@@ -340,7 +313,7 @@ int sf_admin_list_groups(sf_admin_t *a, int timeout_ms, sf_group_listing_t **gro
         lc.kerr = 0;
         rc = sf_client_call(sf_admin_client(a), bc.ids[i], SF_PROTO_API_ListGroups,
                             LISTGROUPS_MAX, lg_encode, lg_decode, &lc,
-                            ms_left(deadline) > 0 ? ms_left(deadline) : 1);
+                            sf_admin_ms_left(deadline) > 0 ? sf_admin_ms_left(deadline) : 1);
         if (rc == SF_OK)
             rc = sf_client_kerr(lc.kerr);
         if (rc != SF_OK && first == SF_OK)
@@ -438,7 +411,7 @@ static int dg_decode(sf_rbuf_t *body, int16_t version, void *arg) {
     int32_t i;
     int rc;
     sf_arena_init(&arena, 0);
-    rc = decoded(sf_proto_DescribeGroupsResponse_decode(body, version, &arena, &resp));
+    rc = sf_admin_decoded(sf_proto_DescribeGroupsResponse_decode(body, version, &arena, &resp));
     for (i = 0; rc == SF_OK && i < resp.GroupsCount; i++) {
         const sf_proto_DescribeGroupsResponse_DescribedGroup_t *dg = &resp.Groups[i];
         if (!sf_slice_eq(dg->GroupId, c->group))
@@ -495,7 +468,7 @@ int sf_admin_describe_groups(sf_admin_t *a, const char *const *groups, size_t co
             return SF_ERROR_INVALID;
     if (!(info = calloc(count + 1, sizeof(*info))))
         return SF_ERROR_NOMEM;
-    deadline = deadline_of(a, timeout_ms);
+    deadline = sf_admin_deadline(a, timeout_ms);
     for (i = 0; i < count; i++) {
         dg_call_t c = {groups[i], &info[i]};
         info[i].coordinator = -1;
@@ -542,7 +515,7 @@ static int del_decode(sf_rbuf_t *body, int16_t version, void *arg) {
     int32_t i;
     int rc;
     sf_arena_init(&arena, 0);
-    rc = decoded(sf_proto_DeleteGroupsResponse_decode(body, version, &arena, &resp));
+    rc = sf_admin_decoded(sf_proto_DeleteGroupsResponse_decode(body, version, &arena, &resp));
     if (rc == SF_OK)
         rc = SF_ERROR_MALFORMED; /* unless the group is in the answer */
     for (i = 0; rc == SF_ERROR_MALFORMED && i < resp.ResultsCount; i++)
@@ -564,7 +537,7 @@ int sf_admin_delete_groups(sf_admin_t *a, const char *const *groups, size_t coun
     for (i = 0; i < count; i++)
         if (!groups[i] || !groups[i][0])
             return SF_ERROR_INVALID;
-    deadline = deadline_of(a, timeout_ms);
+    deadline = sf_admin_deadline(a, timeout_ms);
     for (i = 0; i < count; i++) {
         del_call_t c = {groups[i], 0};
         rc = coord_call(a, groups[i], SF_PROTO_API_DeleteGroups, DELETEGROUPS_MAX, del_encode,
@@ -623,7 +596,7 @@ int sf_admin_list_group_offsets(sf_admin_t *a, const char *group, int timeout_ms
     memset(&c, 0, sizeof(c));
     c.group = group;
     rc = coord_call(a, group, SF_PROTO_API_OffsetFetch, SF_CGROUP_OFFSETFETCH_MAX, of_encode,
-                    of_decode, &c, deadline_of(a, timeout_ms), NULL);
+                    of_decode, &c, sf_admin_deadline(a, timeout_ms), NULL);
     if (rc == SF_OK)
         rc = sf_client_kerr(c.kerr);
     if (rc != SF_OK) {
@@ -668,7 +641,7 @@ int sf_admin_alter_group_offsets(sf_admin_t *a, const char *group,
     if (count == 0)
         return SF_OK;
     rc = coord_call(a, group, SF_PROTO_API_OffsetCommit, SF_CGROUP_OFFSETCOMMIT_MAX, oc_encode,
-                    oc_decode, &c, deadline_of(a, timeout_ms), NULL);
+                    oc_decode, &c, sf_admin_deadline(a, timeout_ms), NULL);
     for (i = 0; rc == SF_OK && i < count; i++)
         if (offsets[i].err)
             rc = offsets[i].err;
@@ -749,7 +722,7 @@ static int lo_decode(sf_rbuf_t *body, int16_t version, void *arg) {
     int32_t t, p;
     int rc;
     sf_arena_init(&arena, 0);
-    rc = decoded(sf_proto_ListOffsetsResponse_decode(body, version, &arena, &resp));
+    rc = sf_admin_decoded(sf_proto_ListOffsetsResponse_decode(body, version, &arena, &resp));
     for (t = 0; rc == SF_OK && t < resp.TopicsCount; t++)
         for (p = 0; p < resp.Topics[t].PartitionsCount; p++)
             lo_apply(c, resp.Topics[t].Name, &resp.Topics[t].Partitions[p], version);
@@ -769,7 +742,7 @@ static int lo_leaders(sf_admin_t *a, lo_call_t *c, int64_t deadline) {
     for (i = 0; i < c->n; i++)
         if (c->parts[i].err && (nn == 0 || strcmp(names[nn - 1], c->parts[i].topic) != 0))
             names[nn++] = c->parts[i].topic;
-    rc = sf_admin_describe_cluster(a, names, nn, ms_left(deadline) > 0 ? ms_left(deadline) : 1,
+    rc = sf_admin_describe_cluster(a, names, nn, sf_admin_ms_left(deadline) > 0 ? sf_admin_ms_left(deadline) : 1,
                                    &info);
     free(names);
     for (i = 0; rc == SF_OK && i < c->n; i++) {
@@ -811,7 +784,7 @@ static void lo_round(sf_admin_t *a, lo_call_t *c, int64_t deadline) {
         c->broker = c->leader[i];
         rc = sf_client_call(sf_admin_client(a), c->broker, SF_PROTO_API_ListOffsets,
                             LISTOFFSETS_MAX, lo_encode, lo_decode, c,
-                            ms_left(deadline) > 0 ? ms_left(deadline) : 1);
+                            sf_admin_ms_left(deadline) > 0 ? sf_admin_ms_left(deadline) : 1);
         for (j = 0; rc != SF_OK && j < c->n; j++)
             if (c->leader[j] == c->broker)
                 c->parts[j].err = rc;
@@ -858,10 +831,10 @@ int sf_admin_list_offsets(sf_admin_t *a, sf_topic_partition_t *parts, size_t cou
         c.parts[i].offset = -1;
         c.parts[i].err = SF_ERROR_TIMED_OUT;
     }
-    deadline = deadline_of(a, timeout_ms);
-    for (round = 0; again && round < LISTOFFSETS_ROUNDS && ms_left(deadline) > 0; round++) {
+    deadline = sf_admin_deadline(a, timeout_ms);
+    for (round = 0; again && round < LISTOFFSETS_ROUNDS && sf_admin_ms_left(deadline) > 0; round++) {
         if (round > 0)
-            backoff(a, deadline);
+            sf_admin_backoff(a, deadline);
         if ((rc = lo_leaders(a, &c, deadline)) != SF_OK)
             break;
         lo_round(a, &c, deadline);
@@ -898,7 +871,7 @@ int sf_admin_group_lag(sf_admin_t *a, const char *group, int timeout_ms, sf_grou
         *count = 0;
     if (!a || !lag || !count)
         return SF_ERROR_INVALID;
-    deadline = deadline_of(a, timeout_ms);
+    deadline = sf_admin_deadline(a, timeout_ms);
     if ((rc = sf_admin_list_group_offsets(a, group, timeout_ms, &offs, &n)) != SF_OK || n == 0)
         return rc;
     size = n * sizeof(**lag);
@@ -910,7 +883,7 @@ int sf_admin_group_lag(sf_admin_t *a, const char *group, int timeout_ms, sf_grou
         return SF_ERROR_NOMEM;
     }
     memcpy(ends, offs, n * sizeof(*ends));
-    sf_admin_list_offsets(a, ends, n, SF_OFFSET_END, ms_left(deadline) > 0 ? ms_left(deadline) : 1);
+    sf_admin_list_offsets(a, ends, n, SF_OFFSET_END, sf_admin_ms_left(deadline) > 0 ? sf_admin_ms_left(deadline) : 1);
     p = (char *)(*lag + n);
     for (i = 0; i < n; i++) {
         sf_group_lag_t *l = &(*lag)[i];

@@ -96,6 +96,7 @@ static const key_def_t keys[] = {
     {"compression.level", KT_INT, F(compression_level), -131072, 22, "-1", NULL, NULL},
     {"delivery.timeout.ms", KT_INT, F(delivery_timeout_ms), 1, IMAX, "120000", NULL, NULL},
     {"retries", KT_INT, F(retries), 0, IMAX, "2147483647", NULL, NULL},
+    {"enable.idempotence", KT_BOOL, F(enable_idempotence), 0, 0, "true", NULL, NULL},
     {"max.block.ms", KT_INT, F(max_block_ms), 0, IMAX, "60000", NULL, NULL},
     {"buffer.memory", KT_INT64, F(buffer_memory), 1024, INT64_MAX, "33554432", NULL, NULL},
     {"max.request.size", KT_INT, F(max_request_size), 1024, 1 << 30, "1048576", NULL, NULL},
@@ -128,7 +129,6 @@ static const key_def_t keys[] = {
     IGNORED("receive.buffer.bytes"), IGNORED("send.buffer.bytes"),
     IGNORED("connections.max.idle.ms"), IGNORED("broker.address.family"),
     IGNORED("ssl.keystore.type"), IGNORED("ssl.truststore.type"), IGNORED("api.version.request"),
-    IGNORED("enable.idempotence"),
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -416,6 +416,15 @@ sf_clientconf_t *sf_clientconf_parse(const sf_conf_t *conf, char *errstr, size_t
                 cc->heartbeat_interval_ms, cc->session_timeout_ms);
         sf_clientconf_free(cc);
         return NULL;
+    }
+    if (cc->enable_idempotence && (cc->acks != -1 || cc->retries == 0)) {
+        /* As the Java client: a conflict turns the default off, and fails an explicit true. */
+        if (conf->values[key_find("enable.idempotence") - keys]) {
+            sf_errf(errstr, errstr_size, "enable.idempotence: needs acks=all and retries above 0");
+            sf_clientconf_free(cc);
+            return NULL;
+        }
+        cc->enable_idempotence = 0;
     }
     if (cc->reconnect_backoff_max_ms < cc->reconnect_backoff_ms)
         cc->reconnect_backoff_max_ms = cc->reconnect_backoff_ms;

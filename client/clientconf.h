@@ -47,6 +47,8 @@ struct sf_clientconf {
     int compression_level;        /* compression.level, -1 = codec default */
     int delivery_timeout_ms;      /* delivery.timeout.ms, 120000 */
     int retries;                  /* retries, 2147483647 */
+    int enable_idempotence;       /* enable.idempotence, true unless acks or retries conflict
+                                   * (then an error if it was set explicitly) */
     int max_block_ms;             /* max.block.ms, 60000 */
     int64_t buffer_memory;        /* buffer.memory, 33554432 */
     int max_request_size;         /* max.request.size, 1048576 */

@@ -29,6 +29,7 @@
 #include "clock.h"
 #include "crc32c.h"
 #include "err.h"
+#include "idempotence.h"
 #include "murmur2.h"
 #include "producer.h"
 #include "proto.h"
@@ -249,6 +250,7 @@ int sf_producer_topic_update(sf_producer_acc_t *acc, sf_producer_topic_t *t, int
             part->topic = t;
             part->id = i;
             part->leader = -1;
+            part->seq_pid = -1;
             np[i] = part;
             t->cap = i + 1;
         }
@@ -381,6 +383,9 @@ static sf_producer_batch_t *batch_new(sf_producer_acc_t *acc, sf_producer_part_t
     b->wire_len = 0;
     b->attempts = 0;
     b->retry_at = 0;
+    b->pid = -1;
+    b->epoch = -1;
+    b->seq = -1;
     b->err = 0;
     b->base_offset = -1;
     b->append_time = -1;
@@ -686,12 +691,21 @@ static void batch_header_write(const sf_producer_batch_t *b, uint8_t *p, size_t 
     sf_store_be32(p + SF_RECBATCH_OFF_LAST_OFFSET_DELTA, (uint32_t)(b->count - 1));
     sf_store_be64(p + SF_RECBATCH_OFF_BASE_TIMESTAMP, (uint64_t)b->base_ts);
     sf_store_be64(p + SF_RECBATCH_OFF_MAX_TIMESTAMP, (uint64_t)b->max_ts);
-    sf_store_be64(p + SF_RECBATCH_OFF_PRODUCER_ID, (uint64_t)-1);      /* no producer id */
-    sf_store_be16(p + SF_RECBATCH_OFF_PRODUCER_EPOCH, (uint16_t)-1);
-    sf_store_be32(p + SF_RECBATCH_OFF_BASE_SEQUENCE, (uint32_t)-1);
+    sf_store_be64(p + SF_RECBATCH_OFF_PRODUCER_ID, (uint64_t)b->pid); /* -1: none */
+    sf_store_be16(p + SF_RECBATCH_OFF_PRODUCER_EPOCH, (uint16_t)b->epoch);
+    sf_store_be32(p + SF_RECBATCH_OFF_BASE_SEQUENCE, (uint32_t)b->seq);
     sf_store_be32(p + SF_RECBATCH_OFF_RECORD_COUNT, (uint32_t)b->count);
     sf_store_be32(p + SF_RECBATCH_OFF_CRC,
                   sf_crc32c(0, p + SF_RECBATCH_OFF_ATTRIBUTES, len - SF_RECBATCH_OFF_ATTRIBUTES));
+}
+
+void sf_producer_batch_restamp(sf_producer_batch_t *b) {
+    uint8_t *p = (uint8_t *)b->wire; /* buf or zbuf.p, both owned by @b */
+    sf_store_be64(p + SF_RECBATCH_OFF_PRODUCER_ID, (uint64_t)b->pid);
+    sf_store_be16(p + SF_RECBATCH_OFF_PRODUCER_EPOCH, (uint16_t)b->epoch);
+    sf_store_be32(p + SF_RECBATCH_OFF_BASE_SEQUENCE, (uint32_t)b->seq);
+    sf_store_be32(p + SF_RECBATCH_OFF_CRC, sf_crc32c(0, p + SF_RECBATCH_OFF_ATTRIBUTES,
+                                                     b->wire_len - SF_RECBATCH_OFF_ATTRIBUTES));
 }
 
 int sf_producer_batch_close(sf_producer_batch_t *b, sf_compress_codec_t codec, int level) {
@@ -817,6 +831,7 @@ struct sf_producer {
     size_t capready;
     int32_t *leaders;           /* scratch of prod_topic_sync */
     int32_t capleaders;
+    sf_idem_t idem;             /* enable.idempotence: producer id and sequences */
 };
 
 /* One ProduceRequest: a batch of each of several partitions led by one broker. */
@@ -909,6 +924,8 @@ static int prod_topic_get(sf_producer_t *p, const char *name, sf_producer_topic_
  * queue its report, or drop it at once when nobody asked for one. */
 static void prod_finish(sf_producer_t *p, sf_producer_batch_t *b, int err) {
     b->err = err;
+    if (err && err != SF_ERROR_DESTROYED)
+        sf_idem_failed(&p->idem, b->part, b, err);
     if (err) {
         b->base_offset = -1;
         b->append_time = -1;
@@ -942,7 +959,10 @@ static int prod_split(sf_producer_t *p, sf_producer_batch_t *b) {
     int32_t n = b->count;
     const char *topic = b->part->topic->name;
     int32_t id = b->part->id;
-    int rc = sf_producer_acc_split(&p->acc, b, &delta);
+    int rc;
+    /* The leader refused it whole: the halves take its sequence numbers (when idempotent). */
+    sf_idem_failed(&p->idem, b->part, b, SF_KERR_MESSAGE_TOO_LARGE);
+    rc = sf_producer_acc_split(&p->acc, b, &delta);
     if (rc == SF_OK) {
         p->mem_used += delta;
         sf_client_log(p->cl, SF_LOG_LEVEL_INFO,
@@ -956,8 +976,17 @@ static int prod_split(sf_producer_t *p, sf_producer_batch_t *b) {
 /* The in-flight batch @b got @err (0: delivered at @base_offset / @append_time). */
 static void prod_result(sf_producer_t *p, sf_producer_batch_t *b, int err, int64_t base_offset,
                         int64_t append_time, int64_t now) {
+    int renew;
     sf_producer_acc_done(&p->acc, b);
-    if (err == 0) {
+    err = sf_idem_answered(&p->idem, b, err, &renew);
+    if (renew && !p->stopping && b->attempts < p->acc.conf.retries &&
+        now < b->created + p->acc.conf.delivery_timeout_ms) {
+        /* The leader lost track of this producer: sent again under a new producer id. */
+        sf_client_log(p->cl, SF_LOG_LEVEL_INFO,
+                      "producer: %s [%" PRId32 "] %s: taking a new producer id", b->part->topic->name,
+                      b->part->id, sf_error_name(err));
+        sf_producer_acc_requeue(&p->acc, b, now);
+    } else if (err == 0) {
         /* The broker's number: record i reports base_offset + i, which must not overflow. */
         b->base_offset = base_offset <= INT64_MAX - b->count ? base_offset : -1;
         b->append_time = append_time;
@@ -1206,6 +1235,9 @@ static void prod_run_once(sf_producer_t *p) {
         p->ready_parts[nready++] = part;
     }
 
+    /* An idempotent producer sends nothing before it has its producer id. */
+    if (nready > 0 && !sf_idem_ready(&p->idem, p->cl, now, &next))
+        nready = 0;
     /* One request per leader (more while a request would exceed max.request.size), at most
      * PROD_MAX_INFLIGHT per broker; what does not go now goes when a response comes. */
     if (nready > 1)
@@ -1225,6 +1257,7 @@ static void prod_run_once(sf_producer_t *p) {
                 if (req->n > 0 && bytes + part->head->len > (size_t)p->cc->max_request_size)
                     break;
                 b = sf_producer_acc_take(acc, part);
+                sf_idem_stamp(&p->idem, part, b);
                 rc = sf_producer_batch_close(b, p->cc->compression, p->cc->compression_level);
                 if (rc != SF_OK && rc != SF_ERR_NOMEM)
                     sf_client_log(p->cl, SF_LOG_LEVEL_WARNING,
@@ -1239,6 +1272,10 @@ static void prod_run_once(sf_producer_t *p) {
     if (need_md)
         sf_client_metadata_stale(p->cl);
     prod_arm(p, next, now);
+}
+
+static void prod_idem_wake(void *arg) {
+    prod_run(arg);
 }
 
 static void prod_run(sf_producer_t *p) {
@@ -1494,6 +1531,7 @@ sf_producer_t *sf_producer_new(const sf_conf_t *conf, char *errstr, size_t errst
     ac.retry_backoff_ms = p->cc->retry_backoff_ms;
     ac.partitioner_murmur2 = p->cc->partitioner_murmur2;
     sf_client_lock(p->cl);
+    sf_idem_init(&p->idem, p->cc->enable_idempotence, prod_idem_wake, p);
     rc = sf_producer_acc_init(&p->acc, &ac,
                               (uint64_t)sf_clock_wall_ms() * 2654435761u ^ (uintptr_t)p);
     p->ready = rc == SF_OK;

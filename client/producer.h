@@ -65,6 +65,9 @@ struct sf_producer_batch {
     size_t wire_len;
     int attempts;               /* retries done */
     int64_t retry_at;           /* monotonic ms before which it is not sent again */
+    int64_t pid;                /* idempotence.h: the producer id it carries (-1: none) */
+    int16_t epoch;              /* ... its epoch */
+    int32_t seq;                /* ... and its first sequence number */
     /* outcome (valid once done) */
     int err;
     int64_t base_offset;        /* -1 when unknown (acks=0, failure) */
@@ -79,6 +82,9 @@ struct sf_producer_part {
     sf_producer_batch_t *inflight;  /* the batch of this partition in a request, or NULL */
     sf_producer_part_t *next_active; /* link in acc->active */
     int active;                     /* on acc->active */
+    int64_t seq_pid;                /* idempotence.h: the producer id of next_seq (-1) */
+    int16_t seq_epoch;
+    int32_t next_seq;               /* the sequence number of the next new batch */
 };
 
 struct sf_producer_topic {
@@ -196,6 +202,10 @@ int sf_producer_retry_ok(const sf_producer_accconf_t *conf, const sf_producer_ba
  * touched. Call until it returns NULL. */
 sf_producer_batch_t *sf_producer_acc_expire(sf_producer_acc_t *acc, sf_producer_part_t *part,
                                             int64_t now);
+
+/* Rewrite the producer id, epoch and first sequence of the closed batch @b (from its
+ * fields) in its wire bytes, and the CRC. */
+void sf_producer_batch_restamp(sf_producer_batch_t *b);
 
 /* Close @b: write the RecordBatch v2 header (BaseOffset 0, PartitionLeaderEpoch -1, no
  * producer id, the CRC32C) and, for @codec other than none, compress the records section

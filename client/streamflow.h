@@ -483,6 +483,27 @@ SF_API int sf_admin_api_versions(sf_admin_t *a, int32_t broker, int timeout_ms,
                                  sf_api_version_t **apis, size_t *count);
 SF_API void sf_api_versions_destroy(sf_api_version_t *apis);
 
+/* ---- Producers ---- */
+
+/* A producer that a partition's leader keeps state for: an idempotent (or transactional)
+ * producer that wrote to it and has not expired (producer.id.expiration.ms). */
+typedef struct sf_producer_state {
+    int64_t producer_id;
+    int32_t producer_epoch;
+    int32_t last_sequence;            /* of its last batch; -1 when none */
+    int64_t last_timestamp;           /* ms since the epoch of its last batch */
+    int32_t coordinator_epoch;        /* -1 outside transactions */
+    int64_t current_txn_start_offset; /* -1: no transaction open */
+} sf_producer_state_t;
+
+/* DescribeProducers to the leader of partition @partition of @topic (found again when it
+ * moves, until @timeout_ms): its producers in *@producers (@count; NULL when none), freed
+ * with sf_producer_states_destroy. */
+SF_API int sf_admin_describe_producers(sf_admin_t *a, const char *topic, int32_t partition,
+                                       int timeout_ms, sf_producer_state_t **producers,
+                                       size_t *count);
+SF_API void sf_producer_states_destroy(sf_producer_state_t *producers);
+
 /* ---- Consumer groups ----
  * Group requests go to the group's coordinator, found with FindCoordinator and found again
  * when it moves (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE) until @timeout_ms has passed. */

@@ -13,7 +13,9 @@
 # no snapshot after a SIGKILL). Last, confluent-kafka's
 # idempotent producer (acks=all, five requests in flight) streams numbered records while the
 # leader of partition 0 is killed and restarted three times: every acknowledged record is at
-# its offset, and no record is in the topic twice or out of order.
+# its offset, and no record is in the topic twice or out of order. The same for libstreamflow's
+# producer (streamflow produce, idempotent by default) through two leader kills, and
+# streamflow topic describe-producers shows it on every partition.
 . "$(dirname "$0")/lib.sh"
 need_py confluent_kafka
 start_cluster min.insync.replicas=2
@@ -38,7 +40,8 @@ last=$(idem retry seq $last) || fail "the retry on the new leader: $last"
 log "the new leader b$(state seq leader 0) answered the retry with the first offset"
 start_broker "$leader"
 state seq wait-isr 3 60 || fail "$leader did not rejoin the ISR"
-"$PY" elect_leaders.py "$(addr b1)" 2 0 all >/dev/null || fail "ElectLeaders"
+controller=$("$PY" failover.py "$ZKHP" controller) || fail "no controller"
+"$PY" elect_leaders.py "$(addr "b$controller")" 2 0 all >/dev/null || fail "ElectLeaders"
 wait_until 30 "$leader leading seq-0 again" \
     bash -c "[[ \$('$PY' cluster_state.py '$ZKHP' seq leader 0) == ${SF_BROKER_ID[$leader]} ]]"
 # shellcheck disable=SC2086
@@ -66,6 +69,48 @@ touch "$SF_TMP/stop"
 wait "$PROD" || fail "the idempotent producer exited with status $?"
 log "$(wc -l <"$ACKED") records acknowledged"
 "$PY" verify_acked.py "$ALL" idem "$ACKED" exactly-once || fail "exactly once, in order"
+
+# libstreamflow's producer (idempotent by default with acks=all) through two leader kills:
+# streamflow produce exits 0 once every record is acknowledged.
+create_topic cli-idem 3 3 min.insync.replicas=2
+N=400000
+# 20,000 numbered lines a second for 20 s (a background job's stdin would be /dev/null: the
+# pipe is made inside the job).
+sf_bg bash -c '"$1" idempotence.py - lines "$2" | "$3" produce cli-idem -b "$4" --verbose' \
+    _ "$PY" "$N" "$SF_BUILD_DIR/admin/streamflow" "$ALL" >"$SF_TMP/cli.out" 2>&1
+CLI=$!
+for round in 1 2; do
+    sleep 4
+    alive "$CLI" || fail "streamflow produce ended before kill $round: $(tail -3 "$SF_TMP/cli.out")"
+    victim=b$(state cli-idem leader 0)
+    kill9_broker "$victim"
+    log "streamflow produce: round $round, killed $victim (leader of cli-idem-0)"
+    state cli-idem wait-leader-not "${SF_BROKER_ID[$victim]}" 30 || fail "leadership stayed on $victim"
+    start_broker "$victim"
+    state cli-idem wait-isr 3 60 || fail "$victim did not rejoin the ISRs"
+done
+wait "$CLI" || fail "streamflow produce exited with status $?: $(tail -5 "$SF_TMP/cli.out")"
+grep -qx "$N records produced" "$SF_TMP/cli.out" || fail "streamflow produce: $(tail -3 "$SF_TMP/cli.out")"
+idem exactly-once cli-idem "$ALL" "$N" || fail "libstreamflow: exactly once, in order"
+
+# streamflow topic describe-producers: the leaders know the producer on every partition.
+SF=("$SF_BUILD_DIR/admin/streamflow")
+"${SF[@]}" topic describe-producers cli-idem -b "$ALL" --output json >"$SF_TMP/dp.json" ||
+    fail "streamflow topic describe-producers exited with status $?"
+"$PY" - "$SF_TMP/dp.json" <<'PY' || fail "describe-producers: $(cat "$SF_TMP/dp.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+parts = {p["partition"] for p in d["producers"] if p["last_sequence"] >= 0 and p["epoch"] >= 0}
+assert d["topic"] == "cli-idem" and parts == {0, 1, 2}, d
+PY
+out=$("${SF[@]}" topic describe-producers cli-idem -b "$ALL" --partition 1) ||
+    fail "describe-producers --partition 1: status $?"
+[[ $(head -n 1 <<<"$out") == PARTITION* ]] && ! grep -q '^[02] ' <<<"$out" ||
+    fail "describe-producers --partition 1: $out"
+"${SF[@]}" topic describe-producers no-such-topic -b "$ALL" --timeout 5000 2>"$SF_TMP/dp.err" &&
+    fail "describe-producers of a missing topic succeeded"
+grep -q UNKNOWN_TOPIC_OR_PARTITION "$SF_TMP/dp.err" || fail "describe-producers: $(cat "$SF_TMP/dp.err")"
+log "streamflow topic describe-producers lists the producer on every partition"
 
 for n in b1 b2 b3; do broker_alive "$n"; done
 pass

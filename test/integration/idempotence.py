@@ -9,6 +9,10 @@
                                             the same batch again (answered BASE, nothing
                                             stored), then the next: prints its "PID EPOCH SEQ
                                             BASE"
+    idempotence.py ZK exactly-once TOPIC BOOT N
+                                            the values 0..N-1 each once in TOPIC, in order
+                                            in each partition
+    idempotence.py - lines N                the lines 0..N-1, 20,000 a second
 ZK is host:port (chroot /streamflow). Exit 1 with a message on failure.
 """
 import json
@@ -239,6 +243,24 @@ def cmd_retry(zk, topic, pid, epoch, seq, want_base):
     print("%d %d %d %d" % (pid, epoch, seq + 1, base))
 
 
+def cmd_exactly_once(topic, boot, n):
+    """Each of the numbers 0..n-1 (the record values) once in the topic, in order per
+    partition."""
+    from sftest import consume_all
+    got = consume_all(boot, topic, timeout=180)
+    seen = {}
+    for p, msgs in got.items():
+        vals = [int(m.value()) for m in msgs]
+        check(vals == sorted(vals), "partition %d: records out of order" % p)
+        for v in vals:
+            check(v not in seen, "record %d twice (partitions %s and %d)" % (v, seen.get(v), p))
+            seen[v] = p
+    missing = sorted(set(range(n)) - set(seen))
+    check(not missing, "%d records missing, e.g. %s" % (len(missing), missing[:5]))
+    check(len(seen) == n, "%d records, %d produced" % (len(seen), n))
+    print("  %d records, each once, in order in %d partitions" % (n, len(got)))
+
+
 def leader_addr(zk, topic):
     s = zkq.Session(zk)
     try:
@@ -257,6 +279,14 @@ def main(argv):
         cmd_ids(zk, argv[3:])
     elif cmd == "batches":
         cmd_batches(zk, argv[3], argv[4])
+    elif cmd == "lines":
+        for i in range(int(argv[3])):
+            sys.stdout.write("%d\n" % i)
+            if i % 2000 == 1999:
+                sys.stdout.flush()
+                time.sleep(0.1)
+    elif cmd == "exactly-once":
+        cmd_exactly_once(argv[3], argv[4], int(argv[5]))
     elif cmd == "retry":
         cmd_retry(zk, argv[3], *(int(x) for x in argv[4:8]))
     else:

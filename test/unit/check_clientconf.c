@@ -35,6 +35,32 @@ START_TEST(test_defaults) {
     ck_assert_int_eq(cc->ssl_verify_hostname, 1);
     ck_assert_str_eq(cc->client_id, "streamflow");
     ck_assert_ptr_null(cc->ssl_ca_location);
+    ck_assert_int_eq(cc->enable_idempotence, 1);
+    sf_clientconf_free(cc);
+    sf_conf_destroy(conf);
+}
+END_TEST
+
+/* enable.idempotence as the Java client has it: on by default, off when acks or retries
+ * conflict, an error when set explicitly with them. */
+START_TEST(test_idempotence_conflicts) {
+    sf_conf_t *conf = sf_conf_new();
+    sf_clientconf_t *cc;
+    char err[256];
+    ck_assert_int_eq(sf_conf_set(conf, "bootstrap.servers", "x:1", err, sizeof(err)), SF_OK);
+    ck_assert_int_eq(sf_conf_set(conf, "acks", "1", err, sizeof(err)), SF_OK);
+    ck_assert_ptr_nonnull(cc = sf_clientconf_parse(conf, err, sizeof(err)));
+    ck_assert_int_eq(cc->enable_idempotence, 0);
+    sf_clientconf_free(cc);
+    ck_assert_int_eq(sf_conf_set(conf, "enable.idempotence", "true", err, sizeof(err)), SF_OK);
+    ck_assert_ptr_null(sf_clientconf_parse(conf, err, sizeof(err)));
+    ck_assert_ptr_nonnull(strstr(err, "enable.idempotence"));
+    ck_assert_int_eq(sf_conf_set(conf, "acks", "all", err, sizeof(err)), SF_OK);
+    ck_assert_int_eq(sf_conf_set(conf, "retries", "0", err, sizeof(err)), SF_OK);
+    ck_assert_ptr_null(sf_clientconf_parse(conf, err, sizeof(err)));
+    ck_assert_int_eq(sf_conf_set(conf, "enable.idempotence", "false", err, sizeof(err)), SF_OK);
+    ck_assert_ptr_nonnull(cc = sf_clientconf_parse(conf, err, sizeof(err)));
+    ck_assert_int_eq(cc->enable_idempotence, 0);
     sf_clientconf_free(cc);
     sf_conf_destroy(conf);
 }
@@ -148,6 +174,7 @@ static Suite *clientconf_suite(void) {
     TCase *core = tcase_create("core");
     TCase *limits = tcase_create("limits");
     tcase_add_test(core, test_defaults);
+    tcase_add_test(core, test_idempotence_conflicts);
     tcase_add_test(core, test_values);
     tcase_add_test(core, test_file);
     tcase_add_test(core, test_error_names);

@@ -3,7 +3,6 @@
  * watermark (broker/storage/logrepl.c). */
 #include <check.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,25 +16,16 @@
 #include "log.h"
 #include "logging.h"
 #include "recbatch.h"
+#include "tmpdir.h"
 
 /* ---- fixtures and helpers ---- */
 
-static char tmpdir[64];
-
-static int rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 static void setup(void) {
-    strcpy(tmpdir, "/tmp/sf-check-epochs-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    tmpdir_make("epochs");
 }
 
 static void teardown(void) {
-    nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    tmpdir_remove();
 }
 
 static sf_log_t *open_log(int64_t segment_bytes) {

@@ -1,7 +1,6 @@
 /* Unit tests for the leader's side of replication (broker/replica/leader.c): followers'
  * progress, the high watermark that follows from the ISR, the ISR changes the leader wants. */
 #include <check.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,26 +11,18 @@
 #include "leader.h"
 #include "log.h"
 #include "recbatch.h"
+#include "tmpdir.h"
 
-static char tmpdir[64];
 static sf_log_t *log_;
 static sf_partition_t *part;
 static int32_t replicas[3] = {1, 2, 3};
 static int32_t isr[3];
 static sf_cluster_partition_t cp;
 
-static int rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 /* Partition t-0 led by broker 1 at epoch 5, replicas {1,2,3}, all in the ISR. */
 static void setup(void) {
     sf_log_config_t cfg;
-    strcpy(tmpdir, "/tmp/sf-check-leader-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    tmpdir_make("leader");
     sf_log_config_default(&cfg);
     ck_assert_int_eq(sf_log_open(tmpdir, "t", 0, &cfg, 0, &log_), SF_OK);
     ck_assert_ptr_nonnull(part = sf_partition_new(log_, NULL, NULL, NULL, NULL));
@@ -48,7 +39,7 @@ static void setup(void) {
 static void teardown(void) {
     sf_partition_unref(part);
     sf_log_close(log_);
-    nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    tmpdir_remove();
 }
 
 /* Append @n one-record batches. */

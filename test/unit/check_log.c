@@ -2,7 +2,6 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -22,25 +21,16 @@
 #include "logdir.h"
 #include "logging.h"
 #include "recbatch.h"
+#include "tmpdir.h"
 
 /* ---- fixtures and helpers ---- */
 
-static char tmpdir[64];
-
-static int rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 static void setup(void) {
-    strcpy(tmpdir, "/tmp/sf-check-log-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    tmpdir_make("log");
 }
 
 static void teardown(void) {
-    nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    tmpdir_remove();
 }
 
 static void small_config(sf_log_config_t *cfg) {

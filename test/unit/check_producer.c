@@ -1,5 +1,6 @@
 /* Unit tests for client/producer: partitioning, the accumulator's batching, linger and retry
- * decisions, and the RecordBatch v2 writer (checked with common/recbatch and every codec). */
+ * decisions, the RecordBatch v2 writer (checked with common/recbatch and every codec), and
+ * the idempotent producer's sequence numbers (client/idempotence). */
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -8,7 +9,9 @@
 
 #include "buf.h"
 #include "compress.h"
+#include "crc32c.h"
 #include "err.h"
+#include "idempotence.h"
 #include "producer.h"
 #include "recbatch.h"
 
@@ -976,6 +979,151 @@ START_TEST(test_topics_and_metadata) {
 }
 END_TEST
 
+/* ------------------------------------------------------------------------------------------
+ * Idempotence: sequence numbers, retries, a new producer id
+ * ------------------------------------------------------------------------------------------ */
+
+static void no_wake(void *arg) {
+    (void)arg;
+}
+
+/* A closed batch of @n records on partition @part of @t, as it goes to the leader. */
+static sf_producer_batch_t *idem_batch(sf_producer_acc_t *acc, sf_producer_topic_t *t,
+                                       int32_t part, int n) {
+    sf_record_t r = rec_kv("t", NULL, "value");
+    sf_producer_batch_t *b;
+    int i;
+    r.partition = part;
+    for (i = 0; i < n; i++)
+        append(acc, t, part, &r, 1000 + i, 0);
+    ck_assert_ptr_nonnull(b = sf_producer_acc_take(acc, t->parts[part]));
+    return b;
+}
+
+/* The header of @b on the wire, its CRC checked. */
+static sf_recbatch_hdr_t wire_header(const sf_producer_batch_t *b) {
+    sf_recbatch_hdr_t h;
+    size_t size;
+    ck_assert_int_eq(sf_recbatch_header_parse(b->wire, b->wire_len, &h, &size), SF_OK);
+    ck_assert_uint_eq(size, b->wire_len);
+    ck_assert_uint_eq(h.Crc, sf_crc32c(0, b->wire + SF_RECBATCH_OFF_ATTRIBUTES,
+                                       b->wire_len - SF_RECBATCH_OFF_ATTRIBUTES));
+    return h;
+}
+
+START_TEST(test_idempotence_sequences) {
+    sf_producer_accconf_t conf = test_conf();
+    sf_producer_acc_t acc;
+    sf_producer_topic_t *t;
+    sf_producer_batch_t *b1, *b2, *b3;
+    sf_recbatch_hdr_t h;
+    sf_idem_t id;
+    int renew;
+    ck_assert_int_eq(sf_producer_acc_init(&acc, &conf, 1), SF_OK);
+    t = test_topic(&acc, "t", 2, NULL, 0);
+    sf_idem_init(&id, 1, no_wake, NULL);
+    id.state = SF_IDEM_READY; /* as InitProducerId answers */
+    id.pid = 77;
+    id.epoch = 0;
+    /* Sequences run per partition, stamped when the batch is closed. */
+    b1 = idem_batch(&acc, t, 0, 3);
+    sf_idem_stamp(&id, t->parts[0], b1);
+    ck_assert_int_eq(sf_producer_batch_close(b1, SF_COMPRESS_NONE, -1), SF_OK);
+    h = wire_header(b1);
+    ck_assert_int_eq(h.ProducerId, 77);
+    ck_assert_int_eq(h.ProducerEpoch, 0);
+    ck_assert_int_eq(h.BaseSequence, 0);
+    ck_assert_int_eq(id.inflight, 1);
+    ck_assert_int_eq(sf_idem_answered(&id, b1, 0, &renew), 0);
+    ck_assert_int_eq(renew, 0);
+    sf_producer_acc_done(&acc, b1);
+    sf_producer_acc_release(&acc, b1);
+    b2 = idem_batch(&acc, t, 0, 2);
+    sf_idem_stamp(&id, t->parts[0], b2);
+    ck_assert_int_eq(sf_producer_batch_close(b2, SF_COMPRESS_NONE, -1), SF_OK);
+    ck_assert_int_eq(wire_header(b2).BaseSequence, 3);
+    /* A retry keeps its numbers; a leader's DUPLICATE_SEQUENCE_NUMBER is a success. */
+    ck_assert_int_eq(sf_idem_answered(&id, b2, SF_KERR_NOT_LEADER_OR_FOLLOWER, &renew),
+                     SF_KERR_NOT_LEADER_OR_FOLLOWER);
+    sf_idem_stamp(&id, t->parts[0], b2);
+    ck_assert_int_eq(wire_header(b2).BaseSequence, 3);
+    ck_assert_int_eq(sf_idem_answered(&id, b2, SF_KERR_DUPLICATE_SEQUENCE_NUMBER, &renew), 0);
+    /* Another partition starts at 0. */
+    b3 = idem_batch(&acc, t, 1, 4);
+    sf_idem_stamp(&id, t->parts[1], b3);
+    ck_assert_int_eq(sf_producer_batch_close(b3, SF_COMPRESS_NONE, -1), SF_OK);
+    ck_assert_int_eq(wire_header(b3).BaseSequence, 0);
+    /* OUT_OF_ORDER_SEQUENCE_NUMBER: a new producer id once nothing is in flight, and the
+     * batch sent again under it from sequence 0, its header and CRC rewritten. */
+    ck_assert_int_eq(sf_idem_answered(&id, b3, SF_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER, &renew),
+                     SF_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+    ck_assert_int_eq(renew, 1);
+    ck_assert_int_eq(id.state, SF_IDEM_RESET);
+    ck_assert_int_eq(id.inflight, 0);
+    id.state = SF_IDEM_READY;
+    id.pid = 78;
+    sf_idem_stamp(&id, t->parts[1], b3);
+    h = wire_header(b3);
+    ck_assert_int_eq(h.ProducerId, 78);
+    ck_assert_int_eq(h.BaseSequence, 0);
+    ck_assert_int_eq(t->parts[1]->next_seq, 4);
+    sf_idem_answered(&id, b3, 0, &renew);
+    /* A batch the leader refused whole (nothing written) gives its numbers back... */
+    sf_idem_failed(&id, t->parts[1], b3, SF_KERR_INVALID_RECORD);
+    ck_assert_int_eq(t->parts[1]->next_seq, 0);
+    ck_assert_int_eq(id.state, SF_IDEM_READY);
+    /* ... a batch of an older producer id changes nothing ... */
+    sf_idem_failed(&id, t->parts[0], b2, SF_ERROR_TIMED_OUT);
+    ck_assert_int_eq(id.state, SF_IDEM_READY);
+    /* ... and one that may have been written (a timeout) takes a new producer id. */
+    sf_idem_failed(&id, t->parts[1], b3, SF_ERROR_TIMED_OUT);
+    ck_assert_int_eq(id.state, SF_IDEM_RESET);
+    sf_producer_acc_done(&acc, b2);
+    sf_producer_acc_release(&acc, b2);
+    sf_producer_acc_done(&acc, b3);
+    sf_producer_acc_release(&acc, b3);
+    sf_producer_acc_free(&acc);
+}
+END_TEST
+
+START_TEST(test_idempotence_wrap_and_off) {
+    sf_producer_accconf_t conf = test_conf();
+    sf_producer_acc_t acc;
+    sf_producer_topic_t *t;
+    sf_producer_batch_t *b;
+    sf_idem_t id;
+    int renew;
+    ck_assert_int_eq(sf_producer_acc_init(&acc, &conf, 1), SF_OK);
+    t = test_topic(&acc, "t", 1, NULL, 0);
+    /* Off: nothing is stamped, errors pass through. */
+    sf_idem_init(&id, 0, no_wake, NULL);
+    b = idem_batch(&acc, t, 0, 2);
+    sf_idem_stamp(&id, t->parts[0], b);
+    ck_assert_int_eq(sf_producer_batch_close(b, SF_COMPRESS_NONE, -1), SF_OK);
+    ck_assert_int_eq(wire_header(b).ProducerId, -1);
+    ck_assert_int_eq(wire_header(b).BaseSequence, -1);
+    ck_assert_int_eq(sf_idem_answered(&id, b, SF_KERR_DUPLICATE_SEQUENCE_NUMBER, &renew),
+                     SF_KERR_DUPLICATE_SEQUENCE_NUMBER);
+    sf_producer_acc_done(&acc, b);
+    sf_producer_acc_release(&acc, b);
+    /* Sequences wrap from INT32_MAX to 0. */
+    sf_idem_init(&id, 1, no_wake, NULL);
+    id.state = SF_IDEM_READY;
+    id.pid = 5;
+    id.epoch = 2;
+    t->parts[0]->seq_pid = 5;
+    t->parts[0]->seq_epoch = 2;
+    t->parts[0]->next_seq = INT32_MAX - 1;
+    b = idem_batch(&acc, t, 0, 3);
+    sf_idem_stamp(&id, t->parts[0], b);
+    ck_assert_int_eq(b->seq, INT32_MAX - 1);
+    ck_assert_int_eq(t->parts[0]->next_seq, 1);
+    sf_producer_acc_done(&acc, b);
+    sf_producer_acc_release(&acc, b);
+    sf_producer_acc_free(&acc);
+}
+END_TEST
+
 static Suite *producer_suite(void) {
     Suite *s = suite_create("producer");
     TCase *core = tcase_create("core"), *limits = tcase_create("limits");
@@ -993,6 +1141,8 @@ static Suite *producer_suite(void) {
     tcase_add_test(core, test_roundtrip_none);
     tcase_add_loop_test(core, test_roundtrip_codecs, 0, 4);
     tcase_add_test(core, test_incompressible_falls_back);
+    tcase_add_test(core, test_idempotence_sequences);
+    tcase_add_test(core, test_idempotence_wrap_and_off);
     tcase_add_test(limits, test_split_regrow);
     tcase_add_test(limits, test_record_size_limits);
     tcase_add_test(limits, test_append_limits);

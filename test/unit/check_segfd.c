@@ -1,7 +1,6 @@
 /* Segment descriptors (the cache of open .log files) and damaged segment files. */
 #include <check.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,24 +13,15 @@
 #include "log.h"
 #include "logging.h"
 #include "recbatch.h"
-
-static char tmpdir[64];
-
-static int rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
+#include "tmpdir.h"
 
 static void setup(void) {
-    strcpy(tmpdir, "/tmp/sf-check-segfd-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    tmpdir_make("segfd");
 }
 
 static void teardown(void) {
     sf_segment_fd_cache_set_limit(0);
-    nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    tmpdir_remove();
 }
 
 static void config(sf_log_config_t *cfg, int64_t segment_bytes) {

@@ -4,7 +4,6 @@
  * rebuild from the batches, truncation and expiry. */
 #include <check.h>
 #include <dirent.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include "log.h"
 #include "producers.h"
 #include "recbatch.h"
+#include "tmpdir.h"
 
 /* ---- the table ---- */
 
@@ -152,22 +152,12 @@ END_TEST
 
 /* ---- the log ---- */
 
-static char tmpdir[64];
-
-static int rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 static void setup(void) {
-    strcpy(tmpdir, "/tmp/sf-check-producers-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    tmpdir_make("producer-state");
 }
 
 static void teardown(void) {
-    nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    tmpdir_remove();
 }
 
 static sf_log_t *open_log(int64_t segment_bytes) {
