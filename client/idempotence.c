@@ -166,7 +166,10 @@ void sf_idem_failed(sf_idem_t *id, sf_producer_part_t *part, sf_producer_batch_t
     if (id->state == SF_IDEM_OFF || b->pid < 0 || b->pid != id->pid || b->epoch != id->epoch)
         return;
     end = b->seq > INT32_MAX - b->count ? b->seq - (INT32_MAX - b->count) - 1 : b->seq + b->count;
-    if (refused_unwritten(err) && part->seq_pid == b->pid && part->next_seq == end)
+    /* Only a first attempt's refusal is sure: an earlier attempt that timed out may have been
+     * written, and its retry refused for another reason (NOT_ENOUGH_REPLICAS). */
+    if (refused_unwritten(err) && b->attempts == 0 && part->seq_pid == b->pid &&
+        part->next_seq == end)
         part->next_seq = b->seq; /* nothing took those numbers */
     else
         renew(id);

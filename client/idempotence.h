@@ -59,8 +59,9 @@ int sf_idem_answered(sf_idem_t *id, sf_producer_batch_t *b, int err, int *renew)
 
 /* @b, stamped, failed for good with @err (it is not sent again): the leader may hold it, so
  * the partition's next sequences would not follow. A new producer id is taken (see above),
- * unless @err says the leader refused the batch (a record or size error: nothing written)
- * and @b is the latest of its partition: then the partition's sequence goes back. */
+ * unless @err says the leader refused the batch (a record or size error: nothing written) on
+ * its first attempt and @b is the latest of its partition: then the partition's sequence
+ * goes back. */
 void sf_idem_failed(sf_idem_t *id, sf_producer_part_t *part, sf_producer_batch_t *b, int err);
 
 #endif

@@ -84,6 +84,9 @@ void sf_log_producers_record_locked(sf_log_t *log, const uint8_t *batches,
 
 #define SNAPSHOT_EXT ".snapshot"
 #define SNAPSHOTS_KEPT 2 /* the newest ones; older ones only help a deep truncation */
+/* The largest snapshot written or read (some six million producers): a larger table is not
+ * written, and the log is replayed from an older snapshot instead. */
+#define SNAPSHOT_MAX_BYTES ((size_t)1 << 30)
 
 static void snapshot_path(char *buf, size_t size, const sf_log_t *log, int64_t offset) {
     snprintf(buf, size, "%s/%020" PRId64 SNAPSHOT_EXT, log->path, offset);
@@ -149,7 +152,7 @@ void sf_log_producers_snapshot_locked(sf_log_t *log, int64_t offset) {
     sf_wbuf_init(&wb);
     snapshot_path(path, sizeof(path), log, offset);
     snprintf(tmp, sizeof(tmp), "%s.tmp", path); /* a leftover is removed at open */
-    if (sf_producers_encode(&log->producers, &wb) == SF_OK &&
+    if (sf_producers_encode(&log->producers, &wb) == SF_OK && wb.len <= SNAPSHOT_MAX_BYTES &&
         (fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) >= 0) {
         ok = write(fd, wb.p, wb.len) == (ssize_t)wb.len;
         ok = close(fd) == 0 && ok && rename(tmp, path) == 0;
@@ -174,7 +177,7 @@ static int snapshot_load(sf_log_t *log, int64_t offset) {
     snapshot_path(path, sizeof(path), log, offset);
     if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
         return SF_ERR_IO;
-    if (fstat(fd, &st) == 0 && st.st_size < (64 << 20) &&
+    if (fstat(fd, &st) == 0 && (size_t)st.st_size <= SNAPSHOT_MAX_BYTES &&
         (buf = malloc((size_t)st.st_size + 1)) &&
         read(fd, buf, (size_t)st.st_size) == (ssize_t)st.st_size)
         rc = sf_producers_decode(&log->producers, buf, (size_t)st.st_size);
@@ -215,7 +218,7 @@ static int replay_from_locked(sf_log_t *log, int64_t offset) {
 int sf_log_producers_load_locked(sf_log_t *log) {
     int64_t *v, from = 0;
     size_t n, i;
-    int rc = list_snapshots(log, &v, &n);
+    int found = 0, rc = list_snapshots(log, &v, &n);
     if (rc != SF_OK)
         return rc;
     sf_producers_clear(&log->producers);
@@ -226,6 +229,7 @@ int sf_log_producers_load_locked(sf_log_t *log) {
         }
         if ((rc = snapshot_load(log, v[i])) == SF_OK) {
             from = v[i];
+            found = 1;
             break;
         }
         if (rc == SF_ERR_NOMEM)
@@ -233,18 +237,25 @@ int sf_log_producers_load_locked(sf_log_t *log) {
         snapshot_remove(log, v[i]);
     }
     free(v);
-    if (rc == SF_ERR_NOMEM)
+    if (rc == SF_ERR_NOMEM || (rc = replay_from_locked(log, from)) != SF_OK)
         return rc;
-    return replay_from_locked(log, from);
+    /* The whole log was replayed (no snapshot yet, or none readable): keep the result, so
+     * that the next open or truncation starts from here. */
+    if (!found && log->leo > start_offset_locked(log))
+        sf_log_producers_snapshot_locked(log, log->leo);
+    return SF_OK;
 }
 
 void sf_log_producers_truncated_locked(sf_log_t *log, int64_t end, int fully) {
     snapshots_prune(log, fully ? -1 : end, SIZE_MAX);
-    if (fully)
+    if (fully) {
         sf_producers_clear(&log->producers);
-    else if (sf_producers_reach(&log->producers, end) && sf_log_producers_load_locked(log))
+    } else if (sf_producers_reach(&log->producers, end) && sf_log_producers_load_locked(log)) {
+        /* Incomplete: no snapshot is written from it (the next open replays the log). */
+        log->producers_loaded = 0;
         sf_log(SF_LOG_WARNING, "STORAGE", "%s: could not rebuild the producer state after the "
                "truncation; retries of its producers may not be recognised", log->path);
+    }
 }
 
 size_t sf_log_expire_producers(sf_log_t *log, int64_t now_ms, int64_t expiration_ms) {

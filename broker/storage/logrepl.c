@@ -231,12 +231,12 @@ int sf_log_truncate(sf_log_t *log, int64_t offset) {
          * writing) goes, or the follower would name it to its leader again. */
         if (offset == log->leo && sf_epochs_truncate_from_end(&log->epochs, offset))
             sf_log_epochs_save_locked(log);
-    } else if (offset < start_offset_locked(log)) {
-        rc = truncate_fully_locked(log, offset);
-        sf_log_producers_truncated_locked(log, log->leo, 1);
     } else {
-        rc = truncate_locked(log, offset);
-        sf_log_producers_truncated_locked(log, log->leo, 0);
+        int64_t old_leo = log->leo;
+        int fully = offset < start_offset_locked(log);
+        rc = fully ? truncate_fully_locked(log, offset) : truncate_locked(log, offset);
+        if (log->leo != old_leo) /* else the cut failed: nothing went */
+            sf_log_producers_truncated_locked(log, log->leo, fully);
     }
     pthread_mutex_unlock(&log->mu);
     return rc;

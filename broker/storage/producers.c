@@ -25,7 +25,8 @@ int sf_producer_append_from(const sf_recbatch_hdr_t *hdr, sf_producer_append_t *
                         ? hdr->BaseSequence - (INT32_MAX - hdr->LastOffsetDelta) - 1
                         : hdr->BaseSequence + hdr->LastOffsetDelta;
     out->first_offset = hdr->BaseOffset;
-    out->last_offset = hdr->BaseOffset + hdr->LastOffsetDelta;
+    /* A client's BaseOffset is anything until the log gives offsets: wrap, never overflow. */
+    out->last_offset = (int64_t)((uint64_t)hdr->BaseOffset + (uint64_t)(int64_t)hdr->LastOffsetDelta);
     out->max_timestamp = hdr->MaxTimestamp;
     return 1;
 }

@@ -196,7 +196,7 @@ static int convert_legacy(const uint8_t *p, size_t len, const sf_validate_cfg_t 
 int sf_validate_produce(uint8_t *p, size_t len, const sf_validate_cfg_t *cfg, sf_wbuf_t *out,
                         sf_validate_result_t *res) {
     size_t pos = 0;
-    int rebuilt = 0, rc = SF_OK;
+    int rebuilt = 0, producer = 0, rc = SF_OK;
 
     memset(res, 0, sizeof(*res));
     res->bad_batch = -1;
@@ -227,8 +227,16 @@ int sf_validate_produce(uint8_t *p, size_t len, const sf_validate_cfg_t *cfg, sf
             res->nbatches++;
             res->records += b.hdr.RecordCount;
             pos += b.size;
+            producer |= b.hdr.ProducerId >= 0;
         }
         sf_wbuf_free(&b.plain);
+        /* A retried batch is answered alone, with its first offsets: an idempotent producer's
+         * batch must be the partition's only one (Kafka wants one batch from Produce v3). */
+        if (rc == SF_OK && producer && res->nbatches > 1) {
+            res->bad_batch = res->nbatches - 1;
+            rc = fail(res, SF_ERR_RECORD, "a batch with a producer id must be the partition's "
+                                          "only batch");
+        }
     }
     if (rc != SF_OK)
         return rc;

@@ -49,8 +49,8 @@ typedef struct sf_validate_result {
  * @return SF_OK, SF_ERR_CORRUPT (a CRC), SF_ERR_MALFORMED (records or headers that do not
  * decode, data that does not decompress), SF_ERR_RECORD (Kafka's InvalidRecordException: no
  * batch, a batch cut short, magic 0/1 from Produce v3+, counts that do not match the records,
- * offsets, control or transactional bits, null keys), SF_ERR_CODEC (an unknown codec, zstd
- * before Produce v7), SF_ERR_TIMESTAMP, SF_ERR_TOOLARGE (past max_decompressed),
+ * offsets, control or transactional bits, null keys, a producer's batch among others),
+ * SF_ERR_CODEC (an unknown codec, zstd before Produce v7), SF_ERR_TIMESTAMP, SF_ERR_TOOLARGE (past max_decompressed),
  * SF_ERR_NOMEM. */
 int sf_validate_produce(uint8_t *p, size_t len, const sf_validate_cfg_t *cfg, sf_wbuf_t *out,
                         sf_validate_result_t *res);

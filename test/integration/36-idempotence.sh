@@ -6,7 +6,7 @@
 # is answered with the first append's offset and stores nothing, also for the oldest of five
 # batches in flight; a gap or an old sequence is OUT_OF_ORDER_SEQUENCE_NUMBER, an older epoch
 # INVALID_PRODUCER_EPOCH, a new epoch must start at sequence 0, a producer id without a
-# sequence is INVALID_RECORD; DescribeProducers on the leader gives the producer's epoch and
+# sequence is INVALID_RECORD, and so are two batches of a producer for one partition; DescribeProducers on the leader gives the producer's epoch and
 # last sequence (NOT_LEADER_OR_FOLLOWER on a follower). The retry is recognised by the
 # follower that becomes leader when the leader is killed (it rebuilt the state from what it
 # replicated) and by the killed broker, restarted, once it leads again (rebuilt from its log:

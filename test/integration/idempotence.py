@@ -210,6 +210,11 @@ def cmd_batches(zk, topic, boot):
     e, _ = produce(leader, topic, batch(pid, 1, -1, [b"q"]))
     check(e == INVALID_RECORD and log_end(leader, topic) == end,
           "a producer id without a sequence: error %d" % e)
+    # A producer's batch must be alone: a retry is answered with its first offsets only.
+    end = log_end(leader, topic)
+    e, _ = produce(leader, topic, batch(pid, 1, 2, [b"a"]) + batch(pid, 1, 3, [b"b"]))
+    check(e == INVALID_RECORD and log_end(leader, topic) == end,
+          "two batches of a producer in one partition: error %d" % e)
     # Five batches in flight are remembered: the oldest of the last five is still a duplicate.
     bases = [send(1, 2 + i, 1, NONE, "batch %d of five" % i) for i in range(5)]
     e, base = produce(leader, topic, batch(pid, 1, 2, [b"again"]))

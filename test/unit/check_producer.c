@@ -1068,10 +1068,19 @@ START_TEST(test_idempotence_sequences) {
     ck_assert_int_eq(h.BaseSequence, 0);
     ck_assert_int_eq(t->parts[1]->next_seq, 4);
     sf_idem_answered(&id, b3, 0, &renew);
-    /* A batch the leader refused whole (nothing written) gives its numbers back... */
+    /* A batch the leader refused whole (nothing written) on its first attempt gives its
+     * numbers back... */
     sf_idem_failed(&id, t->parts[1], b3, SF_KERR_INVALID_RECORD);
     ck_assert_int_eq(t->parts[1]->next_seq, 0);
     ck_assert_int_eq(id.state, SF_IDEM_READY);
+    /* ... not after a retry (an earlier attempt may have been written): a new id then. */
+    t->parts[1]->next_seq = 4;
+    b3->attempts = 1;
+    sf_idem_failed(&id, t->parts[1], b3, SF_KERR_NOT_ENOUGH_REPLICAS);
+    ck_assert_int_eq(t->parts[1]->next_seq, 4);
+    ck_assert_int_eq(id.state, SF_IDEM_RESET);
+    id.state = SF_IDEM_READY;
+    b3->attempts = 0;
     /* ... a batch of an older producer id changes nothing ... */
     sf_idem_failed(&id, t->parts[0], b2, SF_ERROR_TIMED_OUT);
     ck_assert_int_eq(id.state, SF_IDEM_READY);

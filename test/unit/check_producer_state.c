@@ -68,6 +68,17 @@ START_TEST(test_sequence_rules) {
     record(&ps, ap(7, 0, 3, 1, 4));
     ck_assert_int_eq(sf_producers_find(&ps, 7)->epoch, 1);
     ck_assert_int_eq(sf_producers_find(&ps, 7)->nbatches, 1);
+    /* A client's BaseOffset is anything before the log gives offsets: no overflow. */
+    {
+        sf_recbatch_hdr_t h;
+        memset(&h, 0, sizeof(h));
+        h.BaseOffset = INT64_MAX;
+        h.LastOffsetDelta = 5;
+        h.ProducerId = 9;
+        h.BaseSequence = 0;
+        ck_assert_int_eq(sf_producer_append_from(&h, &b), 1);
+        ck_assert_int_eq(b.last_seq, 5);
+    }
     /* Sequences wrap at INT32_MAX. */
     record(&ps, ap(8, 0, INT32_MAX - 1, 2, 10));
     ck_assert_int_eq(check_b(&ps, ap(8, 0, 0, 1, 0)), SF_OK);
@@ -261,6 +272,7 @@ START_TEST(test_log_snapshot_and_rebuild) {
     /* Without any snapshot (a crash before the first): rebuilt from the batches. */
     remove_snapshots();
     log = open_log(0);
+    ck_assert_int_eq(count_snapshots(), 1); /* what the replay found, kept at the LEO */
     ck_assert_int_eq(append(log, 21, 4, 4, 1, &info), SF_ERR_DUPLICATE);
     ck_assert_int_eq(info.FirstOffset, 4);
     ck_assert_int_eq(sf_log_producer(log, 21, &p), SF_OK);
