@@ -1,7 +1,8 @@
 /* Producer internals: the record accumulator (topics, partitions, queued batches), the
  * RecordBatch v2 writer, partitioning and the send/retry/expiry decisions. These are plain
  * data structures and functions with no locking and no network, so they can be tested alone;
- * producer.c calls them with the client lock held and does the I/O.
+ * accumulator.c implements them; producer.c calls them with the client lock held and does the
+ * I/O.
  *
  * Ordering. Each partition has a queue of batches, oldest first. Records are appended to the
  * newest (tail) batch until it cannot take the next record (max_batch_bytes); then a new batch
