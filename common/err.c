@@ -18,6 +18,7 @@ sf_kerr_t sf_err_to_kerr(int err, sf_err_op_t op) {
     case SF_ERR_SEQUENCE: return SF_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
     case SF_ERR_DUPLICATE: return SF_KERR_DUPLICATE_SEQUENCE_NUMBER;
     case SF_ERR_PRODUCER_EPOCH: return SF_KERR_INVALID_PRODUCER_EPOCH;
+    case SF_ERR_COORDINATOR_FENCED: return SF_KERR_TRANSACTION_COORDINATOR_FENCED;
     case SF_ERR_IO:
         switch (op) {
         case SF_ERR_OP_APPEND:
@@ -68,6 +69,7 @@ const char *sf_err_str(int err) {
     case SF_ERR_SEQUENCE: return "out of sequence";
     case SF_ERR_DUPLICATE: return "duplicate batch";
     case SF_ERR_PRODUCER_EPOCH: return "fenced producer epoch";
+    case SF_ERR_COORDINATOR_FENCED: return "fenced transaction coordinator epoch";
     default: return "unknown error";
     }
 }

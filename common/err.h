@@ -25,6 +25,7 @@
 #define SF_ERR_SEQUENCE (-15)  /* a producer's batch out of sequence */
 #define SF_ERR_DUPLICATE (-16) /* a producer's batch already appended (a retry) */
 #define SF_ERR_PRODUCER_EPOCH (-17) /* a producer epoch older than the partition's */
+#define SF_ERR_COORDINATOR_FENCED (-18) /* a transaction coordinator epoch older than known */
 
 /* Kafka protocol error codes (org.apache.kafka.common.protocol.Errors). */
 typedef int16_t sf_kerr_t;
@@ -70,6 +71,7 @@ typedef int16_t sf_kerr_t;
 #define SF_KERR_INVALID_PRODUCER_ID_MAPPING ((sf_kerr_t)49)
 #define SF_KERR_INVALID_TRANSACTION_TIMEOUT ((sf_kerr_t)50)
 #define SF_KERR_CONCURRENT_TRANSACTIONS ((sf_kerr_t)51)
+#define SF_KERR_TRANSACTION_COORDINATOR_FENCED ((sf_kerr_t)52)
 #define SF_KERR_UNKNOWN_PRODUCER_ID ((sf_kerr_t)59)
 #define SF_KERR_PRODUCER_FENCED ((sf_kerr_t)90)
 #define SF_KERR_INVALID_TIMESTAMP ((sf_kerr_t)32)

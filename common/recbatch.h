@@ -44,6 +44,10 @@
 #define SF_RECBATCH_ATTR_TRANSACTIONAL 0x10
 #define SF_RECBATCH_ATTR_CONTROL 0x20
 
+/* The type in a control record's key (Kafka's ControlRecordType): transaction markers. */
+#define SF_RECBATCH_CONTROL_ABORT 0
+#define SF_RECBATCH_CONTROL_COMMIT 1
+
 /* The batch header, fields named as in Kafka. */
 typedef struct sf_recbatch_hdr {
     int64_t BaseOffset;

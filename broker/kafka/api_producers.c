@@ -89,7 +89,8 @@ static void describe_partition(sf_kreq_t *kr, const char *topic,
         ps[i].ProducerEpoch = v[i].epoch;
         ps[i].LastSequence = v[i].nbatches ? v[i].batches[v[i].nbatches - 1].last_seq : -1;
         ps[i].LastTimestamp = v[i].last_timestamp;
-        ps[i].CoordinatorEpoch = -1;
+        ps[i].CoordinatorEpoch = v[i].coordinator_epoch;
+        ps[i].CurrentTxnStartOffset = v[i].txn_first_offset;
     }
     free(v);
     rp->ActiveProducers = ps;

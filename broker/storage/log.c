@@ -177,7 +177,8 @@ static int list_segments(const char *path, int64_t **bases, size_t *count) {
     if (d) {
         while ((de = readdir(d)) != NULL) {
             if ((sf_log_parse_file_name(de->d_name, ".index", &base) ||
-                 sf_log_parse_file_name(de->d_name, ".timeindex", &base)) &&
+                 sf_log_parse_file_name(de->d_name, ".timeindex", &base) ||
+                 sf_log_parse_file_name(de->d_name, ".txnindex", &base)) &&
                 (n == 0 || !bsearch(&base, v, n, sizeof(*v), cmp_i64))) {
                 snprintf(file, sizeof(file), "%s/%s", path, de->d_name);
                 sf_log(SF_LOG_INFO, "STORAGE", "removing orphan index %s", file);
@@ -193,13 +194,13 @@ static int list_segments(const char *path, int64_t **bases, size_t *count) {
 
 /* Remove a segment that follows a truncated one (unreachable data). */
 static void delete_segment_files(const sf_log_t *log, int64_t base) {
-    static const char *const exts[] = {".log", ".index", ".timeindex"};
+    static const char *const exts[] = {".log", ".index", ".timeindex", ".txnindex"};
     char path[4096], file[4200];
     int i;
     sf_log(SF_LOG_WARNING, "STORAGE", "%s: deleting segment %020" PRId64 " after a truncated one",
            log->path, base);
     sf_segment_path(path, sizeof(path), log->path, base);
-    for (i = 0; i < 3; i++) {
+    for (i = 0; i < 4; i++) {
         snprintf(file, sizeof(file), "%s%s", path, exts[i]);
         if (unlink(file) < 0 && errno != ENOENT)
             sf_log(SF_LOG_ERR, "STORAGE", "cannot delete %s: %s", file, strerror(errno));
@@ -345,7 +346,9 @@ int sf_log_open(const char *dir, const char *topic, int32_t partition, const sf_
     if (log->recovery_point < start_offset_locked(log))
         log->recovery_point = start_offset_locked(log);
     rc = sf_log_epochs_open(log);
-    if (rc == SF_OK && !log->offline && (rc = sf_log_producers_load_locked(log)) == SF_OK)
+    /* The aborted transactions first: the producer state's replay adds only what is missing. */
+    if (rc == SF_OK && !log->offline && (rc = sf_log_txns_load_locked(log)) == SF_OK &&
+        (rc = sf_log_producers_load_locked(log)) == SF_OK)
         log->producers_loaded = 1;
     if (rc != SF_OK)
         goto err;
@@ -376,6 +379,7 @@ void sf_log_close(sf_log_t *log) {
     free(log->segs);
     sf_epochs_free(&log->epochs);
     sf_producers_free(&log->producers);
+    sf_txnindex_free(&log->aborted);
     free(log->topic);
     free(log->path);
     pthread_mutex_destroy(&log->mu);
@@ -438,8 +442,8 @@ static int needs_roll(const sf_log_t *log, size_t len, size_t nbatches, int64_t 
     return 0;
 }
 
-/* How log_append treats the batches. */
-enum { APPEND_LEADER, APPEND_VALIDATED, APPEND_REPLICA };
+/* How log_append treats the batches (APPEND_MARKER: one control batch the log built). */
+enum { APPEND_LEADER, APPEND_VALIDATED, APPEND_REPLICA, APPEND_MARKER };
 
 /* Check the framing and sizes of every batch in @batches (and, unless APPEND_VALIDATED, its
  * CRC and records) and describe them in @bv: offsets relative to the batch for the leader's
@@ -568,7 +572,8 @@ static int log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_m
             goto out;
         }
     } else {
-        rc = sf_log_producers_check_locked(log, batches, bv, nb, info);
+        rc = mode == APPEND_MARKER ? sf_log_producers_check_marker_locked(log, batches, len)
+                                   : sf_log_producers_check_locked(log, batches, bv, nb, info);
         if (rc != SF_OK) {
             pthread_mutex_unlock(&log->mu);
             goto out;
@@ -633,6 +638,47 @@ int sf_log_append_replica(sf_log_t *log, const uint8_t *batches, size_t len, int
                           sf_log_append_info_t *info) {
     /* Nothing is written to the buffer in this mode (the leader's offsets and epochs stay). */
     return log_append(log, (uint8_t *)(uintptr_t)batches, len, now_ms, APPEND_REPLICA, info);
+}
+
+/* The version of a marker's key and value (Kafka's ControlRecordType, EndTransactionMarker). */
+#define MARKER_VERSION 0
+
+int sf_log_append_marker(sf_log_t *log, int64_t producer_id, int16_t producer_epoch,
+                         int commit, int32_t coordinator_epoch, int64_t now_ms,
+                         int64_t *offset) {
+    uint8_t key[4], value[6];
+    sf_recbatch_record_t rec;
+    sf_recbatch_hdr_t tmpl;
+    sf_log_append_info_t info;
+    sf_wbuf_t wb;
+    int rc;
+    /* key: version, type */
+    sf_store_be16(key, MARKER_VERSION);
+    sf_store_be16(key + 2, commit ? SF_RECBATCH_CONTROL_COMMIT : SF_RECBATCH_CONTROL_ABORT);
+    /* value: version, coordinator epoch */
+    sf_store_be16(value, MARKER_VERSION);
+    sf_store_be32(value + 2, (uint32_t)coordinator_epoch);
+    memset(&rec, 0, sizeof(rec));
+    rec.timestamp = now_ms;
+    rec.key.p = key;
+    rec.key.len = (int32_t)sizeof(key);
+    rec.value.p = value;
+    rec.value.len = (int32_t)sizeof(value);
+    memset(&tmpl, 0, sizeof(tmpl));
+    tmpl.PartitionLeaderEpoch = -1; /* stamped by the append */
+    tmpl.Attributes = SF_RECBATCH_ATTR_TRANSACTIONAL | SF_RECBATCH_ATTR_CONTROL;
+    tmpl.BaseTimestamp = now_ms;
+    tmpl.ProducerId = producer_id;
+    tmpl.ProducerEpoch = producer_epoch;
+    tmpl.BaseSequence = -1;
+    sf_wbuf_init(&wb); /* a marker is rare next to records: the heap is fine */
+    rc = sf_recbatch_build_hdr(&wb, &tmpl, &rec, 1);
+    if (rc == SF_OK)
+        rc = log_append(log, wb.p, wb.len, now_ms, APPEND_MARKER, &info);
+    sf_wbuf_free(&wb);
+    if (rc == SF_OK && offset)
+        *offset = info.FirstOffset;
+    return rc;
 }
 
 void sf_log_set_leader_epoch(sf_log_t *log, int32_t leader_epoch) {
@@ -728,6 +774,21 @@ int sf_log_slice_codecs(const sf_log_slice_t *sl, unsigned *mask) {
     if (!sl->len)
         return SF_OK;
     return sf_segment_codecs(sl->seg, sl->pos, sl->pos + (int64_t)sl->len, mask);
+}
+
+int sf_log_slice_next_offset(const sf_log_slice_t *sl, int64_t *next) {
+    int64_t pos = sl->pos, end = sl->pos + (int64_t)sl->len, found;
+    sf_recbatch_hdr_t hdr;
+    size_t bsize;
+    int rc;
+    *next = -1;
+    while (pos < end) {
+        if ((rc = sf_segment_scan(sl->seg, pos, end, -1, &found, &hdr, &bsize)) != SF_OK)
+            return rc == SF_ERR_NOTFOUND ? SF_ERR_CORRUPT : rc;
+        *next = sf_recbatch_next_offset(&hdr);
+        pos = found + (int64_t)bsize;
+    }
+    return SF_OK;
 }
 
 void sf_log_slice_release(sf_segment_t *seg) {
@@ -1116,6 +1177,7 @@ int sf_log_retention(sf_log_t *log, int64_t now_ms) {
                 log->hw = start_offset_locked(log);
             if (sf_epochs_truncate_from_start(&log->epochs, start_offset_locked(log)))
                 sf_log_epochs_save_locked(log);
+            sf_log_txns_start_moved_locked(log);
             sf_log(SF_LOG_INFO, "STORAGE",
                    "%s: retention deleted %zu segment(s); log start offset %" PRId64, log->path,
                    ndead, start_offset_locked(log));
@@ -1179,6 +1241,7 @@ int sf_log_delete_records(sf_log_t *log, int64_t offset, int64_t *low_watermark)
             log->recovery_point = offset;
         if (sf_epochs_truncate_from_start(&log->epochs, offset))
             sf_log_epochs_save_locked(log);
+        sf_log_txns_start_moved_locked(log);
         sf_log(SF_LOG_INFO, "STORAGE",
                "%s: records deleted below offset %" PRId64 " (%zu segment(s) removed)", log->path,
                offset, ndead);

@@ -95,6 +95,24 @@ int sf_log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_ms,
 int sf_log_append_validated(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_ms,
                             sf_log_append_info_t *info);
 
+/* Write a transaction marker (a control batch) for @producer_id at @producer_epoch: commit
+ * (@commit 1) or abort (0), stamped with @coordinator_epoch, as the partition's leader.
+ * @offset gets the marker's offset. SF_ERR_PRODUCER_EPOCH when @producer_epoch is below the
+ * producer's epoch here; SF_ERR_COORDINATOR_FENCED when @coordinator_epoch is below the one
+ * the producer's last marker carried; SF_ERR_IO as sf_log_append. A producer with no ongoing
+ * transaction here still gets its marker (as Kafka writes it).
+ * The batch is Kafka's: attributes transactional | control, base sequence -1, timestamps
+ * @now_ms, the leader epoch stamped as sf_log_append does, one record whose key is (version
+ * int16 0, type int16: 0 abort, 1 commit) and value (version int16 0, coordinator epoch
+ * int32). It ends the producer's ongoing transaction (moving the last stable offset), and an
+ * abort of one indexes it (sf_log_aborted_txns, the segment's .txnindex). Replicated markers
+ * (sf_log_append_replica) and those the log replays at open do the same.
+ * As with every append, the caller wakes the fetches waiting on the partition
+ * (sf_broker_notify_partition) and moves the high watermark when it leads alone. */
+int sf_log_append_marker(sf_log_t *log, int64_t producer_id, int16_t producer_epoch,
+                         int commit, int32_t coordinator_epoch, int64_t now_ms,
+                         int64_t *offset);
+
 /* The PartitionLeaderEpoch stamped into batches appended from now on (default 0). The first
  * batch appended with an epoch above the latest one in the epoch cache adds an entry (epoch,
  * its offset), for sf_log_append and sf_log_append_validated alike. */
@@ -118,7 +136,9 @@ int sf_log_append_replica(sf_log_t *log, const uint8_t *batches, size_t len, int
  * leader's agree). Segments that start after @offset are deleted, the one holding it is cut
  * at the batch boundary (@offset must be a batch boundary, or the LEO; else the cut is at the
  * start of the batch holding @offset; a segment starting exactly at @offset is emptied and
- * kept, as Kafka's truncateTo), indexes trimmed, epoch cache entries starting at or after the
+ * kept, as Kafka's truncateTo), indexes trimmed (the aborted transactions with a marker at or
+ * after the cut too), the producer state (ongoing transactions included) reloaded as it was
+ * at the cut, epoch cache entries starting at or after the
  * new LEO removed, the HW clamped to the new LEO. @offset == LEO only drops the epoch
  * entries that start there; @offset > LEO changes nothing.
  * @offset below the log start offset truncates everything and restarts the log at @offset
@@ -170,6 +190,20 @@ int64_t sf_log_end_offset(sf_log_t *log);
 /* The high watermark: follows the LEO unless set with sf_log_set_high_watermark (replication);
  * it never exceeds the LEO. */
 int64_t sf_log_high_watermark(sf_log_t *log);
+/* The last stable offset (Kafka's UnifiedLog.lastStableOffset): the high watermark, or the
+ * first offset of the oldest ongoing transaction when that is lower, never below the log
+ * start offset. read_committed consumers read below it. O(1). */
+int64_t sf_log_last_stable_offset(sf_log_t *log);
+
+/* An aborted transaction: its producer, first offset and its abort marker's offset. */
+typedef struct sf_aborted_txn {
+    int64_t producer_id, first_offset, last_offset;
+} sf_aborted_txn_t;
+/* The aborted transactions with last offset >= @from and first offset < @to, oldest first,
+ * into a malloc'd array (*@out, *@n; NULL/0 when none). SF_OK or SF_ERR_NOMEM/SF_ERR_IO. */
+int sf_log_aborted_txns(sf_log_t *log, int64_t from, int64_t to, sf_aborted_txn_t **out,
+                        size_t *n);
+
 /* Set the high watermark explicitly; from then on appends no longer move it. Clamped to
  * [start, LEO]. Pass -1 to return to "high watermark == LEO". */
 void sf_log_set_high_watermark(sf_log_t *log, int64_t hw);
@@ -197,6 +231,10 @@ int sf_log_slice_copy(const sf_log_slice_t *sl, uint8_t *buf);
 /* The compression codecs of the batches in @sl, as bits 1 << codec, into *@mask. Any thread.
  * @return SF_OK, SF_ERR_CORRUPT or SF_ERR_IO. */
 int sf_log_slice_codecs(const sf_log_slice_t *sl, unsigned *mask);
+
+/* The offset after the last batch of @sl (its batch headers are read) into *@next; -1 for
+ * an empty slice. Any thread. @return SF_OK, SF_ERR_CORRUPT or SF_ERR_IO. */
+int sf_log_slice_next_offset(const sf_log_slice_t *sl, int64_t *next);
 
 /* Drop the reference taken by sf_log_read; NULL ok; thread-safe. The segment's fd is closed
  * when its last reference goes, even if retention already unlinked its files. */
@@ -260,8 +298,8 @@ int sf_log_fsync_dir(const char *path);
 /* A hash of (@topic, @partition) for tables of partitions (FNV-1a). */
 uint64_t sf_log_key_hash(const char *topic, int32_t partition);
 
-/* Forget the producers idle for @expiration_ms at @now_ms (producer.id.expiration.ms).
- * @return how many went. Thread-safe. */
+/* Forget the producers idle for @expiration_ms at @now_ms (producer.id.expiration.ms), but
+ * never one with an ongoing transaction. @return how many went. Thread-safe. */
 size_t sf_log_expire_producers(sf_log_t *log, int64_t now_ms, int64_t expiration_ms);
 
 /* A copy of producer @producer_id's state here. @return SF_OK or SF_ERR_NOTFOUND. */

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "producers.h"
 #include "segment.h"
+#include "txnindex.h"
 
 struct sf_log {
     pthread_mutex_t mu;       /* segment list, offsets, indexes, counters */
@@ -38,6 +39,7 @@ struct sf_log {
     int epochs_unsaved;  /* its checkpoint is not durable yet (or failed): sf_log_flush syncs */
     sf_producers_t producers; /* the producer state (logproducers.c) */
     int producers_loaded;     /* ... is complete: a close writes its snapshot */
+    sf_txnindex_t aborted;    /* the aborted transactions, all segments' (logtxn.c) */
 };
 
 static inline sf_segment_t *active_seg(const sf_log_t *log) {
@@ -71,6 +73,14 @@ static inline int64_t hw_locked(const sf_log_t *log) {
     if (log->hw < 0 || log->hw > log->leo)
         return log->leo;
     return log->hw;
+}
+
+/* The last stable offset: the high watermark, or the first offset of the oldest ongoing
+ * transaction when that is lower (Kafka's firstUnstableOffset), never below the log start. */
+static inline int64_t lso_locked(const sf_log_t *log) {
+    int64_t hw = hw_locked(log), first = sf_producers_first_unstable(&log->producers);
+    int64_t lso = first >= 0 && first < hw ? first : hw;
+    return lso < start_offset_locked(log) ? start_offset_locked(log) : lso;
 }
 
 /* 1 when @name is a 20-digit offset followed by @ext (".log"), the offset in *@base. */
@@ -109,5 +119,22 @@ int sf_log_producers_load_locked(sf_log_t *log);
 void sf_log_producers_snapshot_locked(sf_log_t *log, int64_t offset);
 /* The log was truncated to @end (@fully: nothing kept): drop what went, snapshots too. */
 void sf_log_producers_truncated_locked(sf_log_t *log, int64_t end, int fully);
+/* Check a marker the leader is about to append (the control batch at @batch, @len bytes):
+ * SF_OK, SF_ERR_PRODUCER_EPOCH or SF_ERR_COORDINATOR_FENCED (sf_producers_check_marker). */
+int sf_log_producers_check_marker_locked(sf_log_t *log, const uint8_t *batch, size_t len);
+
+/* ---- the aborted transactions (logtxn.c) ---- */
+
+/* Load the .txnindex files of every segment at open (after the segments, before the
+ * producer state's replay, which adds what a crash kept from the files). */
+int sf_log_txns_load_locked(sf_log_t *log);
+/* The transaction of @producer_id from @first_offset was aborted by the marker at
+ * @last_offset in @seg: index it (once) with the LSO as the producer state has it now. */
+void sf_log_txn_aborted_locked(sf_log_t *log, sf_segment_t *seg, int64_t producer_id,
+                               int64_t first_offset, int64_t last_offset);
+/* The log was truncated to @end (@fully: nothing kept): drop the entries at or after it. */
+void sf_log_txns_truncated_locked(sf_log_t *log, int64_t end, int fully);
+/* Segments were removed from the start of the log: forget their entries. */
+void sf_log_txns_start_moved_locked(sf_log_t *log);
 
 #endif

@@ -1,5 +1,6 @@
 /* The partition log's producer state (producers.h): checked by the leader's appends,
- * recorded by every append, expired after producer.id.expiration.ms. It is written to
+ * recorded by every append, expired after producer.id.expiration.ms. Transaction markers end
+ * a producer's transaction here, and an abort is indexed (logtxn.c). It is written to
  * <offset>.snapshot files when a segment rolls and when the log closes, and loaded from the
  * newest readable one when the log opens or is truncated, the batches after it replayed from
  * their headers (all of the log when there is none). */
@@ -18,7 +19,11 @@
 #include "log_int.h"
 #include "logging.h"
 
-/* The producer batch at @p, if it has a producer id (a cheap test first: most have none). */
+/* The largest control batch read back by a replay (a marker takes some 80 bytes). */
+#define MARKER_MAX_BYTES 1024
+
+/* The producer batch at @p, if it has a producer id (a cheap test first: most have none). A
+ * control batch counts only as a marker that reads. */
 static int batch_producer(const uint8_t *p, size_t size, sf_producer_append_t *out) {
     sf_recbatch_hdr_t hdr;
     size_t bsize;
@@ -26,7 +31,30 @@ static int batch_producer(const uint8_t *p, size_t size, sf_producer_append_t *o
         return 0;
     if (sf_recbatch_header_parse(p, size, &hdr, &bsize) != SF_OK)
         return 0;
-    return sf_producer_append_from(&hdr, out);
+    if (!sf_producer_append_from(&hdr, out))
+        return 0;
+    return !out->control || sf_producer_marker_parse(p, bsize, out) == SF_OK;
+}
+
+/* Record one appended (or replayed) batch @b of @seg; an abort marker that ends a
+ * transaction indexes it. */
+static int record_locked(sf_log_t *log, sf_segment_t *seg, const sf_producer_append_t *b) {
+    int64_t txn_first = -1;
+    int rc = b->control ? sf_producers_record_marker(&log->producers, b, &txn_first)
+                        : sf_producers_record(&log->producers, b);
+    /* Kafka indexes only transactions with data here: a marker alone changes no offset a
+     * consumer reads. */
+    if (rc == SF_OK && b->control && !b->commit && txn_first >= 0)
+        sf_log_txn_aborted_locked(log, seg, b->producer_id, txn_first, b->first_offset);
+    return rc;
+}
+
+int sf_log_producers_check_marker_locked(sf_log_t *log, const uint8_t *batch, size_t len) {
+    sf_producer_append_t b;
+    if (!batch_producer(batch, len, &b) || !b.control)
+        return SF_ERR_INVALID;
+    return sf_producers_check_marker(&log->producers, b.producer_id, b.epoch,
+                                     b.coordinator_epoch);
 }
 
 int sf_log_producers_check_locked(sf_log_t *log, const uint8_t *batches,
@@ -74,7 +102,7 @@ void sf_log_producers_record_locked(sf_log_t *log, const uint8_t *batches,
     for (i = 0; i < nb; pos += bv[i].size, i++) {
         sf_producer_append_t b;
         if (batch_producer(batches + pos, bv[i].size, &b) &&
-            sf_producers_record(&log->producers, &b) != SF_OK)
+            record_locked(log, active_seg(log), &b) != SF_OK)
             sf_log(SF_LOG_WARNING, "STORAGE", "%s: no memory to record producer %" PRId64
                    "; its retries will not be recognised", log->path, b.producer_id);
     }
@@ -189,6 +217,15 @@ static int snapshot_load(sf_log_t *log, int64_t offset) {
     return rc;
 }
 
+/* The marker of the control batch at @pos of @seg (header @hdr, @bsize bytes) into @b.
+ * @return 1 when it reads as one. */
+static int replay_marker(const sf_segment_t *seg, int64_t pos, size_t bsize,
+                         sf_producer_append_t *b) {
+    uint8_t buf[MARKER_MAX_BYTES];
+    return bsize <= sizeof(buf) && sf_segment_read(seg, pos, buf, bsize) == SF_OK &&
+           sf_producer_marker_parse(buf, bsize, b) == SF_OK;
+}
+
 /* Record every producer batch from @offset (a batch boundary, or below the log) on. */
 static int replay_from_locked(sf_log_t *log, int64_t offset) {
     size_t i;
@@ -205,8 +242,9 @@ static int replay_from_locked(sf_log_t *log, int64_t offset) {
             sf_producer_append_t b;
             if (sf_segment_scan(seg, pos, seg->size, offset, &found, &hdr, &bsize) != SF_OK)
                 break; /* the end, or damage the load dealt with: use what reads */
-            if (sf_producer_append_from(&hdr, &b))
-                rc = sf_producers_record(&log->producers, &b);
+            if (sf_producer_append_from(&hdr, &b) &&
+                (!b.control || replay_marker(seg, found, bsize, &b)))
+                rc = record_locked(log, seg, &b);
             pos = found + (int64_t)bsize;
         }
         if (!pinned)

@@ -235,8 +235,11 @@ int sf_log_truncate(sf_log_t *log, int64_t offset) {
         int64_t old_leo = log->leo;
         int fully = offset < start_offset_locked(log);
         rc = fully ? truncate_fully_locked(log, offset) : truncate_locked(log, offset);
-        if (log->leo != old_leo) /* else the cut failed: nothing went */
+        if (log->leo != old_leo) { /* else the cut failed: nothing went */
+            /* The index first: the producer state's reload replays markers into it. */
+            sf_log_txns_truncated_locked(log, log->leo, fully);
             sf_log_producers_truncated_locked(log, log->leo, fully);
+        }
     }
     pthread_mutex_unlock(&log->mu);
     return rc;

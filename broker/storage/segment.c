@@ -379,6 +379,10 @@ int sf_segment_create(const char *dir, int64_t base_offset, sf_segment_t **segp)
         }
         close(fd);
     }
+    /* A transaction index of an earlier segment of that name belongs to none now (it is
+     * created by the first abort marker the segment takes: txnindex.h). */
+    ext_path(path, sizeof(path), seg, ".txnindex");
+    (void)unlink(path);
     seg->oidx.loaded = seg->tidx.loaded = 1;
     *segp = seg;
     return SF_OK;
@@ -1323,7 +1327,7 @@ int sf_segment_seal(sf_segment_t *seg) {
 
 int sf_segment_sync(sf_segment_t *seg, int indexes) {
     char path[4200];
-    const char *const exts[] = {".index", ".timeindex"};
+    const char *const exts[] = {".index", ".timeindex", ".txnindex"};
     int i, rc = SF_OK;
     /* Pinned only while it is synced: a flush of thousands of segments holds one at a time. */
     if (fd_acquire(seg, 1) != SF_OK)
@@ -1334,7 +1338,7 @@ int sf_segment_sync(sf_segment_t *seg, int indexes) {
         return SF_ERR_IO;
     }
     sf_segment_fd_release(seg);
-    for (i = 0; indexes && i < 2; i++) {
+    for (i = 0; indexes && i < 3; i++) {
         int fd;
         ext_path(path, sizeof(path), seg, exts[i]);
         fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -1358,9 +1362,9 @@ int64_t sf_segment_largest_timestamp(const sf_segment_t *seg) {
 
 int sf_segment_unlink(sf_segment_t *seg) {
     char path[4200];
-    const char *const exts[] = {".log", ".index", ".timeindex"};
+    const char *const exts[] = {".log", ".index", ".timeindex", ".txnindex"};
     int i, rc = SF_OK;
-    for (i = 0; i < 3; i++) {
+    for (i = 0; i < 4; i++) {
         ext_path(path, sizeof(path), seg, exts[i]);
         if (unlink(path) < 0 && errno != ENOENT) {
             sf_log(SF_LOG_ERR, "STORAGE", "cannot delete %s: %s", path, strerror(errno));

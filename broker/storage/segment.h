@@ -1,5 +1,7 @@
 /* One log segment: <base %020lld>.log with its sparse .index (relative offset u32 + file
- * position u32, big-endian) and .timeindex (timestamp i64 + relative offset u32).
+ * position u32, big-endian) and .timeindex (timestamp i64 + relative offset u32), and the
+ * .txnindex of the aborted transactions whose markers it holds, when there are any (kept by
+ * the log: txnindex.h; a segment only syncs and removes it).
  *
  * This header is internal to the storage engine (broker/storage/log.c). Everything but the reference
  * count and the descriptor fields is guarded by the owning log's mutex; the struct is visible so
@@ -188,7 +190,7 @@ int sf_segment_write_indexes(sf_segment_t *seg);
  * pending index entries and free the heap indexes (mapped again on demand). */
 int sf_segment_seal(sf_segment_t *seg);
 
-/* fsync the .log and, when @indexes, the index files (opened by path; a missing file is not
+/* fsync the .log and, when @indexes, the index files, .txnindex too (opened by path; a missing file is not
  * an error). Call without the log mutex, holding a reference (not a pin: the descriptor is
  * pinned for the length of the call). */
 int sf_segment_sync(sf_segment_t *seg, int indexes);

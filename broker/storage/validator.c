@@ -36,10 +36,8 @@ static int check_header(const vbatch_t *b, const sf_validate_cfg_t *cfg,
         return fail(res, SF_ERR_CODEC, "zstd needs Produce version 7 or later");
     if (attr & SF_RECBATCH_ATTR_CONTROL)
         return fail(res, SF_ERR_RECORD, "a producer may not write control batches");
-    if (attr & SF_RECBATCH_ATTR_TRANSACTIONAL)
-        return fail(res, SF_ERR_RECORD, b->hdr.ProducerId < 0
-                                            ? "a transactional batch without a producer id"
-                                            : "transactions are not supported yet");
+    if ((attr & SF_RECBATCH_ATTR_TRANSACTIONAL) && b->hdr.ProducerId < 0)
+        return fail(res, SF_ERR_RECORD, "a transactional batch without a producer id");
     if (b->hdr.ProducerId >= 0 && b->hdr.BaseSequence < 0)
         return fail(res, SF_ERR_RECORD, "a batch with a producer id needs a sequence number");
     if (b->hdr.RecordCount < 1 || (int64_t)b->hdr.LastOffsetDelta + 1 != b->hdr.RecordCount)

@@ -2,7 +2,8 @@
  * they are stored, as Kafka's LogValidator does.
  *
  * Every batch is checked whole: its CRC, its codec (known, and zstd only from Produce v7), the
- * control and transactional bits a client may not set, and every record, compressed ones
+ * control bit a client may not set (markers are the broker's), a producer id and sequence on
+ * transactional batches as on idempotent ones, and every record, compressed ones
  * decompressed under a cap: the count and the last offset delta must match the records really
  * there, offset deltas run 0..n-1, header keys are not null, keys are present on compacted
  * topics, timestamps lie in the allowed window. The batch's MaxTimestamp is computed from its
@@ -49,7 +50,8 @@ typedef struct sf_validate_result {
  * @return SF_OK, SF_ERR_CORRUPT (a CRC), SF_ERR_MALFORMED (records or headers that do not
  * decode, data that does not decompress), SF_ERR_RECORD (Kafka's InvalidRecordException: no
  * batch, a batch cut short, magic 0/1 from Produce v3+, counts that do not match the records,
- * offsets, control or transactional bits, null keys, a producer's batch among others),
+ * offsets, the control bit, a transactional batch without a producer id, null keys, a
+ * producer's batch among others),
  * SF_ERR_CODEC (an unknown codec, zstd before Produce v7), SF_ERR_TIMESTAMP, SF_ERR_TOOLARGE (past max_decompressed),
  * SF_ERR_NOMEM. */
 int sf_validate_produce(uint8_t *p, size_t len, const sf_validate_cfg_t *cfg, sf_wbuf_t *out,

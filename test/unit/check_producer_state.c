@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "crc32c.h"
 #include "err.h"
 #include "log.h"
 #include "producers.h"
@@ -21,6 +22,7 @@
 
 static sf_producer_append_t ap(int64_t pid, int16_t epoch, int32_t seq, int32_t n, int64_t off) {
     sf_producer_append_t b;
+    memset(&b, 0, sizeof(b));
     b.producer_id = pid;
     b.epoch = epoch;
     b.first_seq = seq;
@@ -158,6 +160,120 @@ START_TEST(test_many_expire_snapshot) {
         ck_assert_int_eq(sf_producers_find(&ps, i * 7919) != NULL, i >= 1500);
     sf_producers_free(&ps);
     sf_producers_free(&back);
+}
+END_TEST
+
+static sf_producer_append_t txn(int64_t pid, int16_t epoch, int32_t seq, int32_t n, int64_t off) {
+    sf_producer_append_t b = ap(pid, epoch, seq, n, off);
+    b.transactional = 1;
+    return b;
+}
+
+static sf_producer_append_t mark(int64_t pid, int16_t epoch, int commit, int32_t cepoch,
+                                 int64_t off) {
+    sf_producer_append_t b = ap(pid, epoch, -1, 1, off);
+    b.last_seq = -1;
+    b.transactional = b.control = 1;
+    b.commit = commit;
+    b.coordinator_epoch = cepoch;
+    return b;
+}
+
+START_TEST(test_transactions) {
+    sf_producers_t ps, back;
+    sf_producer_append_t b;
+    int64_t first;
+    sf_wbuf_t wb;
+    sf_producers_init(&ps);
+    sf_producers_init(&back);
+    ck_assert_int_eq(sf_producers_first_unstable(&ps), -1);
+    record(&ps, ap(1, 0, 0, 2, 0)); /* idempotent only */
+    ck_assert_int_eq(sf_producers_first_unstable(&ps), -1);
+    ck_assert_int_eq(sf_producers_find(&ps, 1)->txn_first_offset, -1);
+    ck_assert_int_eq(sf_producers_find(&ps, 1)->coordinator_epoch, -1);
+    record(&ps, txn(2, 0, 0, 2, 2));
+    record(&ps, txn(3, 0, 0, 1, 4));
+    record(&ps, txn(2, 0, 2, 1, 5)); /* the same transaction goes on */
+    ck_assert_int_eq(sf_producers_find(&ps, 2)->txn_first_offset, 2);
+    ck_assert_int_eq(sf_producers_first_unstable(&ps), 2);
+    ck_assert_uint_eq(ps.ntxns, 2);
+    /* Markers: epoch and coordinator epoch checks; an unknown producer passes. */
+    ck_assert_int_eq(sf_producers_check_marker(&ps, 2, 0, 0), SF_OK);
+    ck_assert_int_eq(sf_producers_check_marker(&ps, 99, 0, 0), SF_OK);
+    b = mark(2, 0, 1, 3, 6);
+    ck_assert_int_eq(sf_producers_record_marker(&ps, &b, &first), SF_OK);
+    ck_assert_int_eq(first, 2);
+    ck_assert_int_eq(sf_producers_first_unstable(&ps), 4);
+    ck_assert_int_eq(sf_producers_find(&ps, 2)->coordinator_epoch, 3);
+    ck_assert_int_eq(sf_producers_check_marker(&ps, 2, 0, 2), SF_ERR_COORDINATOR_FENCED);
+    record(&ps, ap(3, 1, 0, 1, 7)); /* a new epoch, in the same transaction */
+    ck_assert_int_eq(sf_producers_check_marker(&ps, 3, 0, 0), SF_ERR_PRODUCER_EPOCH);
+    /* A marker of a producer without a transaction ends nothing. */
+    b = mark(2, 0, 0, 3, 8);
+    ck_assert_int_eq(sf_producers_record_marker(&ps, &b, &first), SF_OK);
+    ck_assert_int_eq(first, -1);
+    /* Expiry spares producer 3 (in a transaction). */
+    ck_assert_uint_eq(sf_producers_expire(&ps, 1000000, 1), 2);
+    ck_assert_ptr_nonnull(sf_producers_find(&ps, 3));
+    ck_assert_ptr_null(sf_producers_find(&ps, 2));
+    /* Snapshot v2 keeps both fields and the open transactions. */
+    record(&ps, txn(5, 0, 0, 1, 1)); /* opened below the other: kept in order */
+    sf_wbuf_init(&wb);
+    ck_assert_int_eq(sf_producers_encode(&ps, &wb), SF_OK);
+    ck_assert_int_eq(sf_load_be16(wb.p), 2);
+    ck_assert_int_eq(sf_producers_decode(&back, wb.p, wb.len), SF_OK);
+    ck_assert_int_eq(sf_producers_find(&back, 3)->txn_first_offset, 4);
+    ck_assert_int_eq(sf_producers_find(&back, 5)->txn_first_offset, 1);
+    ck_assert_uint_eq(back.ntxns, 2);
+    ck_assert_int_eq(sf_producers_first_unstable(&back), 1);
+    b = mark(5, 0, 0, 7, 9);
+    ck_assert_int_eq(sf_producers_record_marker(&back, &b, &first), SF_OK);
+    ck_assert_int_eq(first, 1);
+    ck_assert_int_eq(sf_producers_first_unstable(&back), 4);
+    ck_assert_int_eq(sf_producers_find(&back, 5)->coordinator_epoch, 7);
+    ck_assert_int_eq(sf_producers_reach(&back, 100), 1); /* transaction state: reload */
+    sf_wbuf_free(&wb);
+    sf_producers_free(&ps);
+    sf_producers_free(&back);
+}
+END_TEST
+
+START_TEST(test_snapshot_v1) {
+    /* A version 1 file: producer 77, epoch 3, last timestamp 1234, one batch. */
+    uint8_t v1[10 + 19 + 32];
+    sf_producers_t ps;
+    const sf_producer_t *p;
+    sf_wbuf_t wb;
+    sf_wbuf_init(&wb);
+    sf_wbuf_i16(&wb, 1);
+    sf_wbuf_u32(&wb, 0);
+    sf_wbuf_i32(&wb, 1);
+    sf_wbuf_i64(&wb, 77);
+    sf_wbuf_i16(&wb, 3);
+    sf_wbuf_i64(&wb, 1234);
+    sf_wbuf_i8(&wb, 1);
+    sf_wbuf_i32(&wb, 0);
+    sf_wbuf_i32(&wb, 4);
+    sf_wbuf_i64(&wb, 10);
+    sf_wbuf_i64(&wb, 14);
+    sf_wbuf_i64(&wb, 1234);
+    ck_assert_uint_eq(wb.len, sizeof(v1));
+    memcpy(v1, wb.p, sizeof(v1));
+    sf_wbuf_free(&wb);
+    sf_store_be32(v1 + 2, sf_crc32c(0, v1 + 6, sizeof(v1) - 6));
+    sf_producers_init(&ps);
+    ck_assert_int_eq(sf_producers_decode(&ps, v1, sizeof(v1)), SF_OK);
+    ck_assert_ptr_nonnull(p = sf_producers_find(&ps, 77));
+    ck_assert_int_eq(p->epoch, 3);
+    ck_assert_int_eq(p->nbatches, 1);
+    ck_assert_int_eq(p->batches[0].last_offset, 14);
+    ck_assert_int_eq(p->last_timestamp, 1234);
+    ck_assert_int_eq(p->txn_first_offset, -1);
+    ck_assert_int_eq(p->coordinator_epoch, -1);
+    ck_assert_int_eq(sf_producers_first_unstable(&ps), -1);
+    /* One byte short of the entry: corrupt. */
+    ck_assert_int_eq(sf_producers_decode(&ps, v1, sizeof(v1) - 1), SF_ERR_CORRUPT);
+    sf_producers_free(&ps);
 }
 END_TEST
 
@@ -346,6 +462,8 @@ static Suite *producers_suite(void) {
     tcase_add_test(tc, test_sequence_rules);
     tcase_add_test(tc, test_five_batches_and_prev);
     tcase_add_test(tc, test_many_expire_snapshot);
+    tcase_add_test(tc, test_transactions);
+    tcase_add_test(tc, test_snapshot_v1);
     suite_add_tcase(s, tc);
     tc = tcase_create("log");
     tcase_add_checked_fixture(tc, setup, teardown);
