@@ -10,9 +10,11 @@
 #define EARLIEST_LOCAL (-4)  /* v8+: the first offset on local disk (KIP-405) */
 #define LATEST_TIERED (-5)   /* v9+: the last offset in tiered storage */
 
-/* Fill @rp for one partition of a log this broker leads. */
-static void lookup(sf_log_t *log, int64_t ts, sf_proto_ListOffsetsResponse_ListOffsetsPartitionResponse_t *rp) {
-    int64_t off, found;
+/* Fill @rp for one partition of a log this broker leads; @committed: read_committed
+ * (IsolationLevel 1), which sees only what lies below the last stable offset. */
+static void lookup(sf_log_t *log, int64_t ts, int committed,
+                   sf_proto_ListOffsetsResponse_ListOffsetsPartitionResponse_t *rp) {
+    int64_t off, found, visible;
     int rc;
     if (sf_log_offline(log)) {
         rp->ErrorCode = SF_KERR_KAFKA_STORAGE_ERROR; /* its offsets are not known for sure */
@@ -24,8 +26,7 @@ static void lookup(sf_log_t *log, int64_t ts, sf_proto_ListOffsetsResponse_ListO
         rp->Offset = sf_log_start_offset(log);
         return;
     case LATEST:
-        /* read_uncommitted and read_committed alike: no transactions, LSO = HW. */
-        rp->Offset = sf_log_high_watermark(log);
+        rp->Offset = committed ? sf_log_last_stable_offset(log) : sf_log_high_watermark(log);
         return;
     case LATEST_TIERED:
         return; /* no tiered storage: -1, as Kafka answers without it */
@@ -39,7 +40,10 @@ static void lookup(sf_log_t *log, int64_t ts, sf_proto_ListOffsetsResponse_ListO
     default:
         rc = ts < 0 ? SF_ERR_NOTFOUND : sf_log_offset_for_timestamp(log, ts, &off, &found);
     }
-    if (rc == SF_OK && off < sf_log_high_watermark(log)) {
+    /* As Kafka's fetchOffsetByTimestamp: an offset the isolation level cannot read yet is
+     * not an answer. */
+    visible = committed ? sf_log_last_stable_offset(log) : sf_log_high_watermark(log);
+    if (rc == SF_OK && off < visible) {
         rp->Offset = off;
         rp->Timestamp = found;
     } else if (rc != SF_OK && rc != SF_ERR_NOTFOUND) {
@@ -65,11 +69,12 @@ typedef struct lookup_job {
     sf_kjob_t job;
     int64_t timestamp;
     int32_t leader_epoch;
+    int committed; /* IsolationLevel 1 */
     sf_proto_ListOffsetsResponse_ListOffsetsPartitionResponse_t *rp;
 } lookup_job_t;
 
 static void lookup_fill(sf_log_t *log, lookup_job_t *lj) {
-    lookup(log, lj->timestamp, lj->rp);
+    lookup(log, lj->timestamp, lj->committed, lj->rp);
     if (lj->rp->ErrorCode == SF_KERR_NONE && lj->rp->Offset >= 0)
         lj->rp->LeaderEpoch = lj->leader_epoch;
 }
@@ -78,7 +83,7 @@ static void lookup_run(sf_kjob_t *job) {
     lookup_fill(job->part->log, job->arg);
 }
 
-static void list_partition(sf_kreq_t *kr, const char *topic,
+static void list_partition(sf_kreq_t *kr, const char *topic, int committed,
                            const sf_proto_ListOffsetsRequest_ListOffsetsPartition_t *lp,
                            sf_proto_ListOffsetsResponse_ListOffsetsPartitionResponse_t *rp,
                            lookup_job_t *lj) {
@@ -97,6 +102,7 @@ static void list_partition(sf_kreq_t *kr, const char *topic,
         return;
     }
     lj->timestamp = lp->Timestamp;
+    lj->committed = committed;
     lj->leader_epoch = cp ? cp->leader_epoch : -1;
     lj->rp = rp;
     if (lp->Timestamp >= 0 || lp->Timestamp == MAX_TIMESTAMP)
@@ -157,7 +163,8 @@ void sf_kapi_ListOffsets(sf_kreq_t *kr, void *msg) {
                 rt->Partitions[p].ErrorCode = SF_KERR_UNKNOWN_SERVER_ERROR;
                 continue;
             }
-            list_partition(kr, topic, &lt->Partitions[p], &rt->Partitions[p], &jobs[p]);
+            list_partition(kr, topic, kr->version >= 2 && lreq->IsolationLevel == 1,
+                           &lt->Partitions[p], &rt->Partitions[p], &jobs[p]);
         }
     }
     sf_kreq_jobs_end(kr);

@@ -748,6 +748,9 @@ static int64_t produce_ok(int16_t v, const char *topic, int32_t partition, const
     return rp->BaseOffset;
 }
 
+/* The IsolationLevel of the Fetch and ListOffsets requests below (1: read_committed). */
+static int8_t isolation;
+
 /* Fetch one partition from @offset. From v13 the topic goes by @id, or by the id the snapshot
  * gives @topic when @id is NULL. */
 static reply_t *fetch_id(int16_t v, const char *topic, const sf_uuid_t *id, int32_t partition,
@@ -762,6 +765,7 @@ static reply_t *fetch_id(int16_t v, const char *topic, const sf_uuid_t *id, int3
     req.MaxWaitMs = max_wait;
     req.MinBytes = min_bytes;
     req.MaxBytes = 1 << 20;
+    req.IsolationLevel = isolation;
     req.TopicsCount = 1;
     req.Topics = &ft;
     ft.Topic = sf_slice_cstr(topic);
@@ -810,6 +814,7 @@ static reply_t *list_offsets(int16_t v, const char *topic, int32_t partition, in
     sf_proto_ListOffsetsRequest_ListOffsetsTopic_init(&lt);
     sf_proto_ListOffsetsRequest_ListOffsetsPartition_init(&lp);
     req.ReplicaId = -1;
+    req.IsolationLevel = isolation;
     req.TopicsCount = 1;
     req.Topics = &lt;
     req.TimeoutMs = 1000;
@@ -1641,6 +1646,61 @@ START_TEST(test_list_offsets) {
 }
 END_TEST
 
+/* read_committed: Fetch and ListOffsets stop at the last stable offset, and Fetch lists the
+ * aborted transactions it returns (null for read_uncommitted). */
+START_TEST(test_read_committed) {
+    sf_log_t *log = log_of("plain", 0);
+    sf_proto_FetchResponse_PartitionData_t *rp;
+    sf_recbatch_record_t rec;
+    sf_recbatch_hdr_t h;
+    int64_t off;
+    sf_wbuf_t wb;
+    int16_t v;
+    sf_wbuf_init(&wb);
+    put_simple(&wb, 0, 2, "rc");
+    ck_assert_int_eq(produce_ok(9, "plain", 0, &wb), 0);
+    /* Producer 5's transaction at offset 2. */
+    sf_wbuf_reset(&wb);
+    memset(&h, 0, sizeof(h));
+    memset(&rec, 0, sizeof(rec));
+    h.Attributes = SF_RECBATCH_ATTR_TRANSACTIONAL;
+    h.ProducerId = 5;
+    rec.key = rec.value = sf_slice_cstr("t");
+    ck_assert_int_eq(sf_recbatch_build_hdr(&wb, &h, &rec, 1), SF_OK);
+    ck_assert_int_eq(sf_log_append(log, wb.p, wb.len, 0, NULL), SF_OK);
+    for (v = 4; v <= 17; v += 13) {
+        isolation = 0;
+        rp = fetched(fetch(v, "plain", 0, 0));
+        ck_assert_int_eq(rp->HighWatermark, 3);
+        ck_assert_int_eq(rp->LastStableOffset, 2);
+        ck_assert_int_eq(rp->AbortedTransactionsCount, -1);
+        ck_assert_int_gt(rp->Records.len, 0);
+        isolation = 1;
+        rp = fetched(fetch(v, "plain", 0, 2));
+        ck_assert_int_eq(rp->ErrorCode, 0);
+        ck_assert_int_eq(rp->Records.len, 0); /* nothing below the LSO there */
+        ck_assert_int_eq(rp->AbortedTransactionsCount, 0);
+        ck_assert_int_eq(listed(v > 10 ? 7 : 2, "plain", 0, -1)->Offset, 2);
+    }
+    ck_assert_int_eq(sf_log_append_marker(log, 5, 0, 0, 0, 0, &off), SF_OK);
+    ck_assert_int_eq(off, 3);
+    for (v = 4; v <= 17; v += 13) {
+        isolation = 1;
+        rp = fetched(fetch(v, "plain", 0, 2));
+        ck_assert_int_eq(rp->LastStableOffset, 4);
+        ck_assert_int_gt(rp->Records.len, 0);
+        ck_assert_int_eq(rp->AbortedTransactionsCount, 1);
+        ck_assert_int_eq(rp->AbortedTransactions[0].ProducerId, 5);
+        ck_assert_int_eq(rp->AbortedTransactions[0].FirstOffset, 2);
+        rp = fetched(fetch(v, "plain", 0, 4));
+        ck_assert_int_eq(rp->AbortedTransactionsCount, 0);
+        ck_assert_int_eq(listed(v > 10 ? 7 : 2, "plain", 0, -1)->Offset, 4);
+    }
+    isolation = 0;
+    sf_wbuf_free(&wb);
+}
+END_TEST
+
 START_TEST(test_list_offsets_compressed) {
     sf_proto_ListOffsetsResponse_ListOffsetsPartitionResponse_t *lp;
     int64_t ts[4] = {1000, 2000, 3000, 4000}, late[3] = {1500, 9000, 1200};
@@ -2346,6 +2406,7 @@ static Suite *kafka_suite(void) {
     tcase_add_test(core, test_fetch_zstd);
     tcase_add_test(core, test_fetch_long_poll);
     tcase_add_test(core, test_list_offsets);
+    tcase_add_test(core, test_read_committed);
     tcase_add_test(core, test_list_offsets_compressed);
     tcase_add_test(core, test_metadata);
     tcase_add_test(core, test_metadata_by_topic_id);
