@@ -28,11 +28,13 @@
 #include "logging.h"
 #include "mailbox.h"
 #include "group.h"
+#include "markers.h"
 #include "purgatory.h"
 #include "replicas.h"
 #include "replication.h"
 #include "view.h"
 #include "netlimit.h"
+#include "txn.h"
 #include "worker.h"
 
 struct sf_broker {
@@ -56,6 +58,8 @@ struct sf_broker {
     sf_view_t *view;          /* the metadata thread's newest view */
     sf_cluster_t *cluster;
     sf_coord_t *coord; /* the group coordinator */
+    sf_txn_coord_t *txn; /* the transaction coordinator */
+    sf_txn_sender_t *markers; /* its markers to the partition leaders */
     struct event *retention_ev;
     sf_mail_t retention_job;
     atomic_int retention_running;
@@ -119,6 +123,8 @@ static void on_snapshot(void *arg, sf_cluster_snapshot_t *snap) {
         sf_replicas_update(b->replicas, snap);
     if (b->coord)
         sf_coord_update(b->coord, snap);
+    if (b->txn)
+        sf_txn_coord_update(b->txn, snap);
 }
 
 static void on_ready(void *arg, int err, const char *errmsg) {
@@ -297,6 +303,23 @@ static int start_threads(sf_broker_t *b, char *errstr, size_t errstr_size) {
     return SF_OK;
 }
 
+static int start_txn_coordinator(sf_broker_t *b) {
+    const sf_brokercfg_t *cfg = b->cfg;
+    sf_txn_config_t tcfg;
+    if (!(b->markers = sf_txn_sender_new(b->base, b,
+                                         sf_replication_client(b->replication))))
+        return SF_ERR_NOMEM;
+    memset(&tcfg, 0, sizeof(tcfg));
+    tcfg.broker_id = cfg->broker_id;
+    tcfg.max_timeout_ms = cfg->transaction_max_timeout_ms;
+    tcfg.id_expiration_ms = cfg->transactional_id_expiration_ms;
+    tcfg.abort_check_ms = cfg->transaction_abort_check_ms;
+    tcfg.send_markers = sf_txn_send_markers;
+    tcfg.send_arg = b->markers;
+    b->txn = sf_txn_coord_new(b->base, b->cluster, &tcfg);
+    return b->txn ? SF_OK : SF_ERR_NOMEM;
+}
+
 static int start_cluster(sf_broker_t *b, char *errstr, size_t errstr_size) {
     const sf_brokercfg_t *cfg = b->cfg;
     sf_cluster_callbacks_t cbs = {on_ready, on_snapshot, on_controller};
@@ -340,8 +363,9 @@ static int start_cluster(sf_broker_t *b, char *errstr, size_t errstr_size) {
     ccfg.metadata_max_bytes = cfg->offset_metadata_max_bytes;
     ccfg.retention_ms = (int64_t)cfg->offsets_retention_minutes * 60000;
     ccfg.retention_check_ms = cfg->offsets_retention_check_ms;
-    if (!(b->coord = sf_coord_new(b->base, b->cluster, &ccfg))) {
-        snprintf(errstr, errstr_size, "no memory for the group coordinator");
+    if (!(b->coord = sf_coord_new(b->base, b->cluster, &ccfg)) ||
+        start_txn_coordinator(b) != SF_OK) {
+        snprintf(errstr, errstr_size, "no memory for the coordinators");
         return SF_ERR_NOMEM;
     }
     rc = sf_cluster_start(b->cluster);
@@ -466,6 +490,8 @@ static void shutdown_rest(void *arg) {
     sf_purgatory_close(b->purgatory);
     sf_coord_free(b->coord);
     b->coord = NULL;
+    sf_txn_coord_free(b->txn);
+    b->txn = NULL;
     b->quiescing = b->nworkers;
     for (i = 0; i < b->nworkers; i++)
         sf_worker_quiesce(b->workers[i], b->mb, worker_quiesced, b);
@@ -525,8 +551,10 @@ void sf_broker_free(sf_broker_t *b) {
     if (b->purgatory)
         sf_purgatory_close(b->purgatory);
     sf_coord_free(b->coord);
+    sf_txn_coord_free(b->txn);
     sf_replicas_stop(b->replicas);
     stop_threads(b); /* no-ops for what finish_shutdown stopped */
+    sf_txn_sender_free(b->markers); /* after the client's last answers came home */
     sf_cluster_free(b->cluster);
     sf_replicas_free(b->replicas);
     sf_purgatory_free(b->purgatory);
@@ -579,6 +607,11 @@ sf_cluster_t *sf_broker_cluster(sf_broker_t *b) {
 sf_coord_t *sf_broker_coordinator(sf_broker_t *b) {
     assert(sf_mailbox_is_owner(b->mb));
     return b->ready && !b->stopping ? b->coord : NULL;
+}
+
+sf_txn_coord_t *sf_broker_txn_coordinator(sf_broker_t *b) {
+    assert(sf_mailbox_is_owner(b->mb));
+    return b->ready && !b->stopping ? b->txn : NULL;
 }
 
 const char *const *sf_broker_endpoints(const sf_broker_t *b, size_t *n) {

@@ -79,6 +79,9 @@ struct sf_cluster *sf_broker_cluster(sf_broker_t *b);
  * only. */
 struct sf_coord *sf_broker_coordinator(sf_broker_t *b);
 
+/* The transaction coordinator (txn.h), the same way. */
+struct sf_txn_coord *sf_broker_txn_coordinator(sf_broker_t *b);
+
 /* The network counters for metrics: connections and queued bytes (netlimit.h), and failed
  * accept() calls. The metadata thread. */
 struct sf_netlimit_stats;

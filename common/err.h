@@ -74,6 +74,8 @@ typedef int16_t sf_kerr_t;
 #define SF_KERR_TRANSACTION_COORDINATOR_FENCED ((sf_kerr_t)52)
 #define SF_KERR_UNKNOWN_PRODUCER_ID ((sf_kerr_t)59)
 #define SF_KERR_PRODUCER_FENCED ((sf_kerr_t)90)
+#define SF_KERR_OPERATION_NOT_ATTEMPTED ((sf_kerr_t)55)
+#define SF_KERR_TRANSACTIONAL_ID_NOT_FOUND ((sf_kerr_t)105)
 #define SF_KERR_INVALID_TIMESTAMP ((sf_kerr_t)32)
 #define SF_KERR_UNSUPPORTED_SASL_MECHANISM ((sf_kerr_t)33)
 #define SF_KERR_ILLEGAL_SASL_STATE ((sf_kerr_t)34)

@@ -27,6 +27,9 @@
  *                                             ZooKeeper-era layout), written by the coordinator
  *   /consumers/<g>/meta/<t>/<p>              {"version":1,"leader_epoch":..,"metadata":..,
  *                                             "commit_timestamp":..} beside it
+ *   /transactions/<id>                       a transactional id's state, as its transaction
+ *                                             coordinator (the owner of the id's group
+ *                                             coordinator bucket) writes it
  * The topic znode also holds "adding_replicas" / "removing_replicas" while a reassignment is
  * under way (Kafka's layout; see sf_cluster_reassign).
  *
@@ -326,5 +329,29 @@ int sf_cluster_groups_list(sf_cluster_t *cl, sf_cluster_groups_cb cb, void *arg)
 int sf_cluster_offsets_delete(sf_cluster_t *cl, const char *group, int bucket, int32_t epoch,
                               const sf_cluster_offset_t *v, int n, int whole,
                               sf_cluster_done_cb done, void *arg);
+
+/* ---- Transaction state (the transaction coordinators; transactions.c) ---- */
+
+/* /transactions/<id> (the id written as sf_cluster_group_znode does; ids up to 255 bytes)
+ * holds a transactional id's state, opaque here. A read or write completes with
+ * @cb(@arg, err, data, version) once, on the loop thread. */
+typedef void (*sf_cluster_txn_cb)(void *arg, int err, const char *data, int32_t version);
+
+/* Read: SF_OK with the data and its znode version, or data NULL and version -1 when there is
+ * none; SF_ERR_IO. Synchronous: SF_ERR_INVALID (empty or too long id), SF_ERR_STATE (not
+ * ready), SF_ERR_NOMEM. */
+int sf_cluster_txn_read(sf_cluster_t *cl, const char *id, sf_cluster_txn_cb cb, void *arg);
+
+/* Write @data (copied): created when @version is -1, else replacing version @version; with
+ * @data NULL, delete version @version. Checked in the same multi-op against
+ * /coordinators/groups/<bucket> having version @epoch. Completes with SF_OK and the znode's
+ * new version, SF_ERR_STATE (the bucket moved on, or the znode is not at @version: nothing
+ * written) or SF_ERR_IO (maybe not written). Synchronous: SF_ERR_INVALID, SF_ERR_TOOLARGE,
+ * SF_ERR_STATE, SF_ERR_NOMEM. */
+int sf_cluster_txn_write(sf_cluster_t *cl, const char *id, int bucket, int32_t epoch,
+                         int32_t version, const char *data, sf_cluster_txn_cb cb, void *arg);
+
+/* The transactional ids with a znode under /transactions, as sf_cluster_groups_list. */
+int sf_cluster_txn_list(sf_cluster_t *cl, sf_cluster_groups_cb cb, void *arg);
 
 #endif

@@ -186,6 +186,10 @@ int cl_alive(const sf_cluster_t *cl);
 struct cl_key *cl_key_new(sf_cluster_t *cl, int kind, uint64_t inc, int32_t id, const char *topic);
 void cl_destroy(sf_cluster_t *cl);
 
+/* offsets_delete.c: the children of @path as decoded names (sf_cluster_group_znode undone),
+ * as sf_cluster_groups_list reports them. */
+int cl_list_names(sf_cluster_t *cl, const char *path, sf_cluster_groups_cb cb, void *arg);
+
 /* model.c */
 void cl_sync_all(sf_cluster_t *cl);
 void cl_schedule_rebuild(sf_cluster_t *cl);

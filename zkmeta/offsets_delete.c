@@ -63,7 +63,7 @@ static void groups_cb(int err, int zrc, char *const *children, int n, const sf_z
     free(l);
 }
 
-int sf_cluster_groups_list(sf_cluster_t *cl, sf_cluster_groups_cb cb, void *arg) {
+int cl_list_names(sf_cluster_t *cl, const char *path, sf_cluster_groups_cb cb, void *arg) {
     struct glist *l;
     int rc;
     if (!cl || !cl_alive(cl) || !cl->registered)
@@ -72,9 +72,13 @@ int sf_cluster_groups_list(sf_cluster_t *cl, sf_cluster_groups_cb cb, void *arg)
         return SF_ERR_NOMEM;
     l->cb = cb;
     l->arg = arg;
-    if ((rc = sf_zk_get_children(cl->zk, "/consumers", NULL, NULL, groups_cb, l)) != SF_OK)
+    if ((rc = sf_zk_get_children(cl->zk, path, NULL, NULL, groups_cb, l)) != SF_OK)
         free(l);
     return rc;
+}
+
+int sf_cluster_groups_list(sf_cluster_t *cl, sf_cluster_groups_cb cb, void *arg) {
+    return cl_list_names(cl, "/consumers", cb, arg);
 }
 
 /* ---- deleting ---- */

@@ -289,7 +289,8 @@ void cl_setup_start(sf_cluster_t *cl) {
     static const char *const paths[] = {"/brokers/ids",    "/brokers/topics",
                                         "/config/topics",  "/config/brokers",
                                         "/config/changes", "/admin/delete_topics",
-                                        "/coordinators",   "/consumers"};
+                                        "/coordinators",   "/consumers",
+                                        "/transactions"};
     size_t i;
     if (cl->setup_busy || cl->registered)
         return;

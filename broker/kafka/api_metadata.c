@@ -295,7 +295,7 @@ void sf_kapi_DescribeCluster(sf_kreq_t *kr, void *msg) {
     sf_kreq_respond(kr, &resp);
 }
 
-/* ---- FindCoordinator: the owner of the group's bucket, from the snapshot ---- */
+/* ---- FindCoordinator: the owner of the group's (or transactional id's) bucket ---- */
 
 typedef struct coordinator_answer {
     int16_t error;
@@ -309,14 +309,14 @@ static coordinator_answer_t find_coordinator(sf_kreq_t *kr, const broker_ep_t *e
     const sf_cluster_snapshot_t *snap = kr->snap;
     coordinator_answer_t a = {SF_KERR_COORDINATOR_NOT_AVAILABLE, NULL, -1, -1, {(const uint8_t *)"", 0}};
     int i, b;
-    if (key_type != 0) {
-        a.error = key_type == 1 ? SF_KERR_COORDINATOR_NOT_AVAILABLE : SF_KERR_INVALID_REQUEST;
-        a.message = key_type == 1 ? "Transactions are not served by this broker."
-                                  : "Unknown coordinator key type.";
+    /* Transactional ids share the group coordinators' buckets (txn.h). */
+    if (key_type != 0 && key_type != 1) {
+        a.error = SF_KERR_INVALID_REQUEST;
+        a.message = "Unknown coordinator key type.";
         return a;
     }
     if (key.len <= 0) {
-        a.error = SF_KERR_INVALID_GROUP_ID;
+        a.error = key_type == 1 ? SF_KERR_INVALID_REQUEST : SF_KERR_INVALID_GROUP_ID;
         return a;
     }
     if (!snap || snap->ngroup_buckets < 1) {

@@ -4,9 +4,8 @@
  * id (an idempotent producer) gets a new producer id at epoch 0 every time it asks, as from
  * Kafka's transaction coordinator (the ProducerId and ProducerEpoch of v3+ matter for
  * transactional ids only); the ids come from the block this broker reserved in ZooKeeper
- * (sf_cluster_producer_id). An empty transactional id is INVALID_REQUEST, as in Kafka; other
- * transactional ids are not served yet: NOT_COORDINATOR (FindCoordinator answers key type 1
- * with COORDINATOR_NOT_AVAILABLE).
+ * (sf_cluster_producer_id). An empty transactional id is INVALID_REQUEST, as in Kafka; any
+ * other goes to its transaction coordinator (txn.h), which bumps its epoch.
  *
  * DescribeProducers: the producer state of partitions this broker leads (producers.h), as
  * Kafka's leader reports it; NOT_LEADER_OR_FOLLOWER elsewhere. */
@@ -19,19 +18,28 @@
 #include "err.h"
 #include "log.h"
 #include "producers.h"
+#include "txn.h"
 
 typedef struct pid_op {
     sf_kreq_t *kr;
     int64_t id;
 } pid_op_t;
 
-static void answer(sf_kreq_t *kr, sf_kerr_t error, int64_t id) {
+static void answer_epoch(sf_kreq_t *kr, sf_kerr_t error, int64_t id, int16_t epoch) {
     sf_proto_InitProducerIdResponse_t resp;
     sf_proto_InitProducerIdResponse_init(&resp);
     resp.ErrorCode = error;
     resp.ProducerId = error ? -1 : id;
-    resp.ProducerEpoch = error ? -1 : 0;
+    resp.ProducerEpoch = error ? -1 : epoch;
     sf_kreq_respond(kr, &resp);
+}
+
+static void answer(sf_kreq_t *kr, sf_kerr_t error, int64_t id) {
+    answer_epoch(kr, error, id, 0);
+}
+
+static void txn_initialised(void *arg, int16_t error, int64_t id, int16_t epoch) {
+    answer_epoch(arg, error, id, epoch);
 }
 
 static sf_kerr_t pid_error(int err) {
@@ -50,8 +58,15 @@ void sf_kapi_InitProducerId(sf_kreq_t *kr, void *msg) {
     int rc;
 
     if (req->TransactionalId.p && req->TransactionalId.len >= 0) {
-        answer(kr, req->TransactionalId.len == 0 ? SF_KERR_INVALID_REQUEST
-                                                 : SF_KERR_NOT_COORDINATOR, -1);
+        sf_txn_coord_t *tc = sf_broker_txn_coordinator(kr->b);
+        const char *id = sf_kreq_str(kr, req->TransactionalId);
+        if (!tc || !id || !*id)
+            answer(kr, id && !*id ? SF_KERR_INVALID_REQUEST : SF_KERR_COORDINATOR_NOT_AVAILABLE,
+                   -1);
+        else
+            sf_txn_init_producer(tc, id, req->TransactionTimeoutMs,
+                                 kr->version >= 3 ? req->ProducerId : -1,
+                                 kr->version >= 3 ? req->ProducerEpoch : -1, txn_initialised, kr);
         return;
     }
     if (!(op = sf_kreq_alloc(kr, 1, sizeof(*op)))) {

@@ -31,6 +31,10 @@ static const sf_kapi_t apis[] = {
     {SF_PROTO_API_DeleteRecords, 0, 2, sf_kapi_DeleteRecords, 0},
     {SF_PROTO_API_InitProducerId, 0, 5, sf_kapi_InitProducerId, SF_KAPI_METADATA_THREAD},
     {SF_PROTO_API_OffsetForLeaderEpoch, 0, 4, sf_kapi_OffsetForLeaderEpoch, 0},
+    {SF_PROTO_API_AddPartitionsToTxn, 0, 5, sf_kapi_AddPartitionsToTxn, SF_KAPI_METADATA_THREAD},
+    {SF_PROTO_API_AddOffsetsToTxn, 0, 4, sf_kapi_AddOffsetsToTxn, SF_KAPI_METADATA_THREAD},
+    {SF_PROTO_API_EndTxn, 0, 4, sf_kapi_EndTxn, SF_KAPI_METADATA_THREAD},
+    {SF_PROTO_API_WriteTxnMarkers, 0, 1, sf_kapi_WriteTxnMarkers, 0},
     {SF_PROTO_API_DescribeConfigs, 0, 4, sf_kapi_DescribeConfigs, 0},
     {SF_PROTO_API_AlterConfigs, 0, 2, sf_kapi_AlterConfigs, SF_KAPI_METADATA_THREAD},
     {SF_PROTO_API_CreatePartitions, 0, 3, sf_kapi_CreatePartitions, SF_KAPI_METADATA_THREAD},
@@ -46,6 +50,9 @@ static const sf_kapi_t apis[] = {
     {SF_PROTO_API_AlterPartition, 0, 3, sf_kapi_AlterPartition, SF_KAPI_METADATA_THREAD},
     {SF_PROTO_API_DescribeCluster, 0, 1, sf_kapi_DescribeCluster, 0},
     {SF_PROTO_API_DescribeProducers, 0, 0, sf_kapi_DescribeProducers, 0},
+    {SF_PROTO_API_DescribeTransactions, 0, 0, sf_kapi_DescribeTransactions,
+     SF_KAPI_METADATA_THREAD},
+    {SF_PROTO_API_ListTransactions, 0, 1, sf_kapi_ListTransactions, SF_KAPI_METADATA_THREAD},
 };
 
 const sf_kapi_t *sf_kapi_all(size_t *n) {

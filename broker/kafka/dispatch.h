@@ -67,5 +67,11 @@ void sf_kapi_DescribeGroups(sf_kreq_t *kr, void *msg);
 void sf_kapi_DeleteGroups(sf_kreq_t *kr, void *msg);
 void sf_kapi_InitProducerId(sf_kreq_t *kr, void *msg);
 void sf_kapi_DescribeProducers(sf_kreq_t *kr, void *msg);
+void sf_kapi_AddPartitionsToTxn(sf_kreq_t *kr, void *msg);
+void sf_kapi_AddOffsetsToTxn(sf_kreq_t *kr, void *msg);
+void sf_kapi_EndTxn(sf_kreq_t *kr, void *msg);
+void sf_kapi_WriteTxnMarkers(sf_kreq_t *kr, void *msg);
+void sf_kapi_DescribeTransactions(sf_kreq_t *kr, void *msg);
+void sf_kapi_ListTransactions(sf_kreq_t *kr, void *msg);
 
 #endif

@@ -550,3 +550,7 @@ int sf_replication_controlled_shutdown(sf_replication_t *r, sf_mail_t *done) {
     sf_client_wake(r->cl);
     return 1;
 }
+
+sf_client_t *sf_replication_client(sf_replication_t *r) {
+    return r->cl;
+}

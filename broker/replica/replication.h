@@ -47,4 +47,8 @@ int sf_replication_controlled_shutdown(sf_replication_t *r, struct sf_mail *done
  * thread. */
 void sf_replication_free(sf_replication_t *r);
 
+/* The inter-broker client (client.h) the module runs on, for other broker-to-broker requests
+ * (transaction markers). */
+struct sf_client *sf_replication_client(sf_replication_t *r);
+
 #endif

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Idempotent producers on a 3-broker cluster. InitProducerId (v0-v5) hands out distinct ids
 # from every broker, each broker from its own block of 1000 reserved in ZooKeeper at
-# /latest_producer_id_block (Kafka's JSON); an empty transactional id is INVALID_REQUEST and a
-# transactional one NOT_COORDINATOR. Hand-made batches against partition 0's leader: a retry
+# /latest_producer_id_block (Kafka's JSON); an empty transactional id is INVALID_REQUEST, and a
+# transactional one is served by its coordinator alone (NOT_COORDINATOR elsewhere), the epoch
+# bumped when asked again. Hand-made batches against partition 0's leader: a retry
 # is answered with the first append's offset and stores nothing, also for the oldest of five
 # batches in flight; a gap or an old sequence is OUT_OF_ORDER_SEQUENCE_NUMBER, an older epoch
 # INVALID_PRODUCER_EPOCH, a new epoch must start at sequence 0, a producer id without a

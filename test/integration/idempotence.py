@@ -172,11 +172,20 @@ def cmd_ids(zk, brokers):
     blocks = {pid // 1000 for pid in seen}
     check(len(blocks) == len(brokers), "ids of %d brokers in %d blocks: %s"
           % (len(brokers), len(blocks), sorted(seen)))
+    answered = []
     for b in brokers:
         err, _, _ = init_producer_id(b, 4, "")
         check(err == INVALID_REQUEST, "an empty transactional id: error %d" % err)
-        err, _, _ = init_producer_id(b, 1, "txn-1")
-        check(err == NOT_COORDINATOR, "a transactional id: error %d" % err)
+        err, pid, epoch = init_producer_id(b, 1, "txn-1")
+        check(err in (NONE, NOT_COORDINATOR), "a transactional id: error %d" % err)
+        if err == NONE:
+            answered.append((b, pid, epoch))
+    # Only its coordinator serves a transactional id; asked again, it bumps the epoch.
+    check(len(answered) == 1, "transactional id txn-1 served by %s" % answered)
+    b, pid, epoch = answered[0]
+    err, pid2, epoch2 = init_producer_id(b, 1, "txn-1")
+    check(err == NONE and pid2 == pid and epoch2 == epoch + 1,
+          "txn-1 again: error %d, producer %d epoch %d after %d/%d" % (err, pid2, epoch2, pid, epoch))
     print("  %d producer ids from %d blocks; latest block %d..%d of broker %d"
           % (len(seen), len(blocks), start, end, blk["broker"]))
 

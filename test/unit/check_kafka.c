@@ -94,6 +94,11 @@ sf_coord_t *sf_broker_coordinator(sf_broker_t *b) {
     return NULL;
 }
 
+struct sf_txn_coord *sf_broker_txn_coordinator(sf_broker_t *b) {
+    (void)b;
+    return NULL;
+}
+
 static sf_partition_t *partition_of(void *arg, const char *topic, int32_t partition) {
     sf_broker_t *b = arg;
     int i;
