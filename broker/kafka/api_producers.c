@@ -66,7 +66,10 @@ void sf_kapi_InitProducerId(sf_kreq_t *kr, void *msg) {
         else
             sf_txn_init_producer(tc, id, req->TransactionTimeoutMs,
                                  kr->version >= 3 ? req->ProducerId : -1,
-                                 kr->version >= 3 ? req->ProducerEpoch : -1, txn_initialised, kr);
+                                 kr->version >= 3 ? req->ProducerEpoch : -1,
+                                 kr->version < 4 ? SF_KERR_INVALID_PRODUCER_EPOCH
+                                                 : SF_KERR_PRODUCER_FENCED,
+                                 txn_initialised, kr);
         return;
     }
     if (!(op = sf_kreq_alloc(kr, 1, sizeof(*op)))) {

@@ -112,6 +112,7 @@ static void loaded_cb(void *arg, int err, const char *data, int32_t version) {
     sf_txn_t *t = arg;
     txn_meta_t m;
     t->busy--;
+    t->reading = 0;
     if (t->dropped) {
         t->busy++;
         txn_release(t);
@@ -120,7 +121,8 @@ static void loaded_cb(void *arg, int err, const char *data, int32_t version) {
     if (err != SF_OK) {
         sf_log(SF_LOG_WARNING, "TXN", "transactional id %s: loading its state failed: %s", t->id,
                sf_err_str(err));
-        if (t->loaded) { /* a reload: try again at the next pass */
+        if (t->loaded) { /* a reload: what waits fails now, the pass tries again */
+            run_waiting(t, SF_KERR_COORDINATOR_NOT_AVAILABLE);
             return;
         }
         txn_drop(t, SF_KERR_COORDINATOR_NOT_AVAILABLE);
@@ -146,11 +148,13 @@ static void loaded_cb(void *arg, int err, const char *data, int32_t version) {
 static int txn_load(sf_txn_t *t) {
     if (!t->c->cl) {
         t->loaded = 1;
+        t->stale = 0;
         return SF_OK;
     }
     if (sf_cluster_txn_read(t->c->cl, t->id, loaded_cb, t) != SF_OK)
         return SF_ERR_IO;
     t->busy++;
+    t->reading = 1;
     return SF_OK;
 }
 
@@ -191,6 +195,11 @@ void txn_with(sf_txn_coord_t *c, const char *id, txn_fn fn, void *arg) {
         return;
     }
     if (!(d = calloc(1, sizeof(*d)))) {
+        fn(arg, NULL, SF_KERR_COORDINATOR_NOT_AVAILABLE);
+        return;
+    }
+    if (t->stale && !t->reading && !t->writing && !t->marking && txn_load(t) != SF_OK) {
+        free(d);
         fn(arg, NULL, SF_KERR_COORDINATOR_NOT_AVAILABLE);
         return;
     }
@@ -407,11 +416,10 @@ static void txn_expire(sf_txn_t *t) {
 
 static void pass_one(sf_txn_t *t, int64_t now) {
     const txn_meta_t *m = &t->m;
-    if (!t->loaded || t->writing || t->marking || t->waiting)
+    if (!t->loaded || t->writing || t->marking || t->reading)
         return;
     if (t->stale) {
-        if (sf_cluster_txn_read(t->c->cl, t->id, loaded_cb, t) == SF_OK)
-            t->busy++;
+        (void)txn_load(t);
     } else if (m->state == TS_PREPARE_COMMIT || m->state == TS_PREPARE_ABORT) {
         txn_markers_start(t);
     } else if (m->state == TS_ONGOING && m->start_ms >= 0 && now > m->start_ms + m->timeout_ms) {

@@ -73,10 +73,12 @@ void sf_txn_coord_free(sf_txn_coord_t *c);
 void sf_txn_coord_update(sf_txn_coord_t *c, const sf_cluster_snapshot_t *snap);
 
 /* InitProducerId for @id (non-empty): @timeout_ms, and from v3 the producer id and epoch the
- * client had (-1, -1: none). @cb(@arg, error, producer id, epoch). */
+ * client had (-1, -1: none); a stranger gets @fenced_error (INVALID_PRODUCER_EPOCH before v4,
+ * PRODUCER_FENCED since). @cb(@arg, error, producer id, epoch). */
 typedef void (*sf_txn_init_cb)(void *arg, int16_t error, int64_t producer_id, int16_t epoch);
 void sf_txn_init_producer(sf_txn_coord_t *c, const char *id, int32_t timeout_ms,
-                          int64_t producer_id, int16_t epoch, sf_txn_init_cb cb, void *arg);
+                          int64_t producer_id, int16_t epoch, int16_t fenced_error,
+                          sf_txn_init_cb cb, void *arg);
 
 /* AddPartitionsToTxn (@verify_only: only check they are in the transaction, v4+ from a
  * partition leader) and AddOffsetsToTxn (@group: the group's offsets become part of it;

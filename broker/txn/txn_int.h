@@ -45,7 +45,8 @@ struct sf_txn {
     int bucket;
     int32_t epoch;   /* the bucket's, when loaded */
     int32_t version; /* the znode's, -1: none */
-    int loaded, stale; /* stale: a write's outcome is unknown; read again by the pass */
+    int loaded, stale; /* stale: a write's outcome is unknown; read again before use */
+    int reading;       /* a read of its znode in flight */
     txn_defer_t *waiting;
     txn_meta_t m;
     int writing; /* a transition in flight */

@@ -55,7 +55,7 @@ void txn_fence_and_abort(sf_txn_t *t, const char *why) {
 typedef struct init_op {
     int32_t timeout_ms;
     int64_t pid;
-    int16_t epoch;
+    int16_t epoch, fenced;
     sf_txn_init_cb cb;
     void *arg;
     sf_txn_t *t;
@@ -78,10 +78,11 @@ static void init_got_pid(void *arg, int err, int64_t id) {
     sf_txn_t *t = op->t;
     t->writing = 0;
     if (err != SF_OK || t->dropped) {
-        init_answer(op, SF_KERR_COORDINATOR_NOT_AVAILABLE, -1, -1);
+        init_answer(op, t->dropped ? SF_KERR_NOT_COORDINATOR : SF_KERR_COORDINATOR_NOT_AVAILABLE,
+                    -1, -1);
     } else {
         /* A new id (a new transactional id, or the epochs of the old one ran out). */
-        if (op->next.producer_id >= 0) {
+        if (op->next.producer_id >= 0 && op->pid >= 0) {
             op->next.last_producer_id = op->next.producer_id;
             op->next.last_epoch = op->next.epoch;
         }
@@ -114,7 +115,7 @@ static void init_loaded(void *arg, sf_txn_t *t, int16_t err) {
             return;
         }
         if (op->pid != m->producer_id || op->epoch != m->epoch) {
-            init_answer(op, SF_KERR_PRODUCER_FENCED, -1, -1);
+            init_answer(op, op->fenced, -1, -1);
             return;
         }
     }
@@ -131,9 +132,11 @@ static void init_loaded(void *arg, sf_txn_t *t, int16_t err) {
     op->next.state = TS_EMPTY;
     op->next.start_ms = -1;
     txn_meta_clear_parts(&op->next);
+    /* A retry is recognised only from a producer that named itself (Kafka's lastProducerEpoch):
+     * a fenced instance must not pass for a retry of its successor's bump. */
+    op->next.last_producer_id = op->pid >= 0 ? m->producer_id : -1;
+    op->next.last_epoch = op->pid >= 0 ? m->epoch : -1;
     if (m->producer_id >= 0 && m->epoch < INT16_MAX - 1) {
-        op->next.last_producer_id = m->producer_id;
-        op->next.last_epoch = m->epoch;
         op->next.epoch++;
         txn_write(t, &op->next, init_written, op);
         return;
@@ -145,7 +148,8 @@ static void init_loaded(void *arg, sf_txn_t *t, int16_t err) {
 }
 
 void sf_txn_init_producer(sf_txn_coord_t *c, const char *id, int32_t timeout_ms,
-                          int64_t producer_id, int16_t epoch, sf_txn_init_cb cb, void *arg) {
+                          int64_t producer_id, int16_t epoch, int16_t fenced_error,
+                          sf_txn_init_cb cb, void *arg) {
     init_op_t *op;
     if (timeout_ms <= 0 || timeout_ms > c->cfg.max_timeout_ms) {
         cb(arg, SF_KERR_INVALID_TRANSACTION_TIMEOUT, -1, -1);
@@ -158,6 +162,7 @@ void sf_txn_init_producer(sf_txn_coord_t *c, const char *id, int32_t timeout_ms,
     op->timeout_ms = timeout_ms;
     op->pid = producer_id;
     op->epoch = epoch;
+    op->fenced = fenced_error;
     op->cb = cb;
     op->arg = arg;
     txn_meta_init(&op->next);
@@ -179,7 +184,7 @@ typedef struct add_op {
 
 static void add_answer(add_op_t *op, int16_t err) {
     int i;
-    if (err == SF_KERR_NONE || op->verify_only) {
+    if (err == SF_KERR_NONE) {
         op->cb(op->arg, SF_KERR_NONE, op->errs);
     } else {
         for (i = 0; i < op->n; i++)

@@ -96,7 +96,7 @@ static void teardown(void) {
 
 static void init(const char *id, int32_t timeout, int64_t pid, int16_t epoch) {
     got.n = 0;
-    sf_txn_init_producer(tc, id, timeout, pid, epoch, on_init, NULL);
+    sf_txn_init_producer(tc, id, timeout, pid, epoch, SF_KERR_PRODUCER_FENCED, on_init, NULL);
     ck_assert_int_eq(got.n, 1);
 }
 
