@@ -106,6 +106,7 @@ typedef int16_t sf_kerr_t;
 #define SF_KERR_ELECTION_NOT_NEEDED ((sf_kerr_t)84)
 #define SF_KERR_NO_REASSIGNMENT_IN_PROGRESS ((sf_kerr_t)85)
 #define SF_KERR_INVALID_RECORD ((sf_kerr_t)87)
+#define SF_KERR_UNSTABLE_OFFSET_COMMIT ((sf_kerr_t)88)
 #define SF_KERR_THROTTLING_QUOTA_EXCEEDED ((sf_kerr_t)89)
 #define SF_KERR_INCONSISTENT_TOPIC_ID ((sf_kerr_t)103)
 #define SF_KERR_UNSUPPORTED_ENDPOINT_TYPE ((sf_kerr_t)115)

@@ -23,6 +23,8 @@
  *                                             the group coordinator of each hash bucket
  *   /coordinators/groups/<b>                 {"version":1,"broker":N}; its version is the
  *                                             bucket's epoch (offset writes check it)
+ *   /coordinators/groups/<b>/<pid>-<g>       the offsets producer <pid>'s open transaction
+ *                                             committed for group <g>, until its marker
  *   /consumers/<g>/offsets/<t>/<p>           the committed offset in decimal (Kafka's
  *                                             ZooKeeper-era layout), written by the coordinator
  *   /consumers/<g>/meta/<t>/<p>              {"version":1,"leader_epoch":..,"metadata":..,
@@ -353,5 +355,17 @@ int sf_cluster_txn_write(sf_cluster_t *cl, const char *id, int bucket, int32_t e
 
 /* The transactional ids with a znode under /transactions, as sf_cluster_groups_list. */
 int sf_cluster_txn_list(sf_cluster_t *cl, sf_cluster_groups_cb cb, void *arg);
+
+/* Pending transactional offsets (the group coordinators): /coordinators/groups/<bucket>/<name>
+ * (@name written as sf_cluster_group_znode does, up to 300 bytes) holds what a transaction
+ * committed for a group of @bucket until its marker settles it. Listing the names, as
+ * sf_cluster_groups_list; reading and writing as sf_cluster_txn_read / sf_cluster_txn_write
+ * (deleting a znode that is gone completes with SF_OK). */
+int sf_cluster_pending_list(sf_cluster_t *cl, int bucket, sf_cluster_groups_cb cb, void *arg);
+int sf_cluster_pending_read(sf_cluster_t *cl, int bucket, const char *name, sf_cluster_txn_cb cb,
+                            void *arg);
+int sf_cluster_pending_write(sf_cluster_t *cl, int bucket, int32_t epoch, const char *name,
+                             int32_t version, const char *data, sf_cluster_txn_cb cb,
+                             void *arg);
 
 #endif

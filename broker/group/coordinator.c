@@ -208,17 +208,16 @@ void group_maybe_free(sf_group_t *g) {
 
 /* ---- loading ---- */
 
-static int offset_cmp(const char *t1, int32_t p1, const char *t2, int32_t p2) {
+int gofs_cmp(const char *t1, int32_t p1, const char *t2, int32_t p2) {
     int r = strcmp(t1, t2);
     return r ? r : (p1 > p2) - (p1 < p2);
 }
 
-/* The index of (topic, partition) in g->offsets, or -(insertion point) - 1. */
-static int offset_find(const sf_group_t *g, const char *topic, int32_t partition) {
-    int lo = 0, hi = g->noffsets - 1;
+int gofs_find(const gofs_t *v, int n, const char *topic, int32_t partition) {
+    int lo = 0, hi = n - 1;
     while (lo <= hi) {
         int mid = lo + (hi - lo) / 2;
-        int r = offset_cmp(g->offsets[mid].topic, g->offsets[mid].partition, topic, partition);
+        int r = gofs_cmp(v[mid].topic, v[mid].partition, topic, partition);
         if (!r)
             return mid;
         if (r < 0)
@@ -227,6 +226,10 @@ static int offset_find(const sf_group_t *g, const char *topic, int32_t partition
             hi = mid - 1;
     }
     return -lo - 1;
+}
+
+static int offset_find(const sf_group_t *g, const char *topic, int32_t partition) {
+    return gofs_find(g->offsets, g->noffsets, topic, partition);
 }
 
 static int offset_put(sf_group_t *g, const sf_cluster_offset_t *w) {
@@ -485,6 +488,7 @@ void sf_coord_update(sf_coord_t *c, const sf_cluster_snapshot_t *snap) {
     c->buckets = v;
     c->nbuckets = snap->ngroup_buckets;
     drop_all(c, SF_KERR_NOT_COORDINATOR, 1);
+    coord_txn_update(c);
 }
 
 void sf_coord_free(sf_coord_t *c) {
@@ -493,6 +497,7 @@ void sf_coord_free(sf_coord_t *c) {
     c->closing = 1;
     event_free(c->retention_timer);
     coord_lists_abandon(c);
+    coord_txn_free(c);
     drop_all(c, SF_KERR_COORDINATOR_NOT_AVAILABLE, 0);
     free(c->table);
     free(c->buckets);
@@ -587,13 +592,13 @@ static void commit_done(void *arg, int err) {
     group_maybe_free(g);
 }
 
-/* Kafka's validateOffsetCommit for the classic protocol. */
-static int16_t commit_check(const sf_group_t *g, const char *member_id, const char *instance_id,
-                            int32_t generation) {
+/* Kafka's validateOffsetCommit for the classic protocol (@txn: TxnOffsetCommit's). */
+int16_t group_commit_check(const sf_group_t *g, const char *member_id, const char *instance_id,
+                           int32_t generation, int txn) {
     int exists = g->state != GS_EMPTY || group_has_members(g) || g->noffsets > 0;
     if (g->state == GS_DEAD)
         return SF_KERR_COORDINATOR_NOT_AVAILABLE;
-    if (!exists && generation >= 0)
+    if (!txn && !exists && generation >= 0)
         return SF_KERR_ILLEGAL_GENERATION; /* a generation of a group that is not there */
     if (generation >= 0 || (member_id && *member_id) || instance_id) {
         if (group_fenced(g, member_id, instance_id))
@@ -603,10 +608,11 @@ static int16_t commit_check(const sf_group_t *g, const char *member_id, const ch
         if (generation != g->generation)
             return SF_KERR_ILLEGAL_GENERATION;
         /* a member that has its generation but not its assignment yet: let it sync first */
-        return g->state == GS_COMPLETING ? SF_KERR_REBALANCE_IN_PROGRESS : SF_KERR_NONE;
+        return !txn && g->state == GS_COMPLETING ? SF_KERR_REBALANCE_IN_PROGRESS : SF_KERR_NONE;
     }
-    /* outside group management: only while the group has no members */
-    return g->state == GS_EMPTY ? SF_KERR_NONE : SF_KERR_UNKNOWN_MEMBER_ID;
+    /* outside group management: only while the group has no members (a transaction's
+     * commit also then) */
+    return txn || g->state == GS_EMPTY ? SF_KERR_NONE : SF_KERR_UNKNOWN_MEMBER_ID;
 }
 
 /* The write of @k's items from @v (copied). SF_OK or SF_ERR_NOMEM. */
@@ -634,18 +640,10 @@ static int commit_items(sf_group_t *g, struct gcommit *k, const sf_goffset_t *v,
     return SF_OK;
 }
 
-void sf_group_commit(sf_group_t *g, const char *member_id, const char *instance_id,
-                     int32_t generation, const sf_goffset_t *v, int n, sf_gcommit_cb done,
-                     void *arg) {
-    int16_t err = commit_check(g, member_id, instance_id, generation);
+void group_commit_write(sf_group_t *g, const sf_goffset_t *v, int n, sf_gcommit_cb done,
+                        void *arg) {
     struct gcommit *k;
     int j;
-    if (err) {
-        done(arg, err, NULL);
-        return;
-    }
-    if (group_member(g, member_id))
-        sf_group_heartbeat(g, member_id, NULL, generation);
     if (!(k = calloc(1, sizeof(*k))) || !(k->w = calloc((size_t)n + 1, sizeof(*k->w))) ||
         !(k->idx = calloc((size_t)n + 1, sizeof(int))) ||
         !(k->errs = calloc((size_t)n + 1, sizeof(int16_t)))) {
@@ -673,4 +671,17 @@ void sf_group_commit(sf_group_t *g, const char *member_id, const char *instance_
     k->next = g->commits;
     g->commits = k;
     g->busy++;
+}
+
+void sf_group_commit(sf_group_t *g, const char *member_id, const char *instance_id,
+                     int32_t generation, const sf_goffset_t *v, int n, sf_gcommit_cb done,
+                     void *arg) {
+    int16_t err = group_commit_check(g, member_id, instance_id, generation, 0);
+    if (err) {
+        done(arg, err, NULL);
+        return;
+    }
+    if (group_member(g, member_id))
+        sf_group_heartbeat(g, member_id, NULL, generation);
+    group_commit_write(g, v, n, done, arg);
 }

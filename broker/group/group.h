@@ -2,7 +2,8 @@
  * (the controller places the buckets, /coordinators/groups), Kafka's classic group protocol
  * (members, generations, the join and sync phases, heartbeats and session timeouts) and the
  * committed offsets, kept in memory and written to ZooKeeper (cluster.h, offsets.c) before a
- * commit is acknowledged.
+ * commit is acknowledged; a transaction's offsets stay pending until its marker
+ * (txnoffsets.c).
  *
  * A group is loaded from ZooKeeper the first time a request names it on this coordinator
  * (requests arriving meanwhile wait), and forgotten when its bucket moves elsewhere (the
@@ -134,6 +135,41 @@ sf_goffset_t sf_group_offset(const sf_group_t *g, const char *topic, int32_t par
 void sf_group_offsets(const sf_group_t *g, void (*fn)(void *arg, const sf_goffset_t *o),
                       void *arg);
 
+/* ---- transactional offsets (txnoffsets.c) ---- */
+
+typedef void (*sf_gdone_cb)(void *arg, int16_t error);
+
+/* Who commits: TxnOffsetCommit's member fields (member_id "" and generation -1 outside group
+ * management, instance_id NULL) and its transactional producer. */
+typedef struct sf_gtxn {
+    const char *member_id, *instance_id;
+    int32_t generation;
+    int64_t producer_id;
+    int16_t producer_epoch;
+} sf_gtxn_t;
+
+/* TxnOffsetCommit: checks the member as Kafka does for a transactional commit, then keeps @v
+ * as the producer's pending offsets for the group, written to ZooKeeper before @done. They
+ * become the group's committed offsets when the transaction's marker commits
+ * (sf_coord_txn_complete) and are dropped when it aborts. @done as sf_group_commit's, with
+ * request errors also COORDINATOR_LOAD_IN_PROGRESS (the bucket's pending offsets are still
+ * loading), CONCURRENT_TRANSACTIONS (the producer's previous write or marker is in flight)
+ * and INVALID_PRODUCER_EPOCH (older than the pending offsets'). */
+void sf_group_txn_commit(sf_group_t *g, const sf_gtxn_t *who, const sf_goffset_t *v, int n,
+                         sf_gcommit_cb done, void *arg);
+
+/* 1 when a transaction holds an offset of (@topic, @partition) not settled yet, or the
+ * bucket's pending offsets are not loaded yet (OffsetFetch's RequireStable). */
+int sf_group_offset_unstable(const sf_group_t *g, const char *topic, int32_t partition);
+
+/* A transaction marker of producer @pid for __consumer_offsets partition @bucket: the
+ * producer's pending offsets for the groups of the bucket are committed (@commit) or dropped,
+ * then @done(@arg, error): NONE (also when there were none), NOT_COORDINATOR,
+ * COORDINATOR_LOAD_IN_PROGRESS or CONCURRENT_TRANSACTIONS (try again),
+ * COORDINATOR_NOT_AVAILABLE. @done may run before this returns. */
+void sf_coord_txn_complete(sf_coord_t *c, int bucket, int64_t pid, int commit, sf_gdone_cb done,
+                           void *arg);
+
 /* ---- describing and deleting (groupadmin.c) ---- */
 
 /* Kafka's state names: "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", and
@@ -168,7 +204,6 @@ int sf_group_describe(const sf_group_t *g, void (*fn)(void *arg, const sf_gdescr
 /* DeleteGroups: NON_EMPTY_GROUP while it has members, GROUP_ID_NOT_FOUND when it does not
  * exist; else its offsets and znodes are deleted and @done(@arg, NONE) follows (or
  * NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE). @done may run before this returns. */
-typedef void (*sf_gdone_cb)(void *arg, int16_t error);
 void sf_group_delete(sf_group_t *g, sf_gdone_cb done, void *arg);
 
 /* OffsetDelete: @errs (@n, the caller's) gets GROUP_SUBSCRIBED_TO_TOPIC for a topic a member

@@ -86,16 +86,35 @@ struct sf_coord {
     size_t ntable, ngroups;
     struct glist *lists; /* listings of /consumers in flight (groupadmin.c) */
     struct event *retention_timer;
+    struct gtxn *txns;         /* pending transactional offsets (txnoffsets.c) */
+    struct gtbucket *tbuckets; /* per bucket: are they loaded */
+    int ntbuckets;
+    unsigned tgen;             /* numbers their loads */
+    struct gtload *tloads;     /* in flight */
+    struct event *treload;     /* a failed load's retry */
     int closing;
 };
 
 /* coordinator.c */
+/* Offsets sorted by (topic, partition): the order, and the index of one in @v, or
+ * -(insertion point) - 1. */
+int gofs_cmp(const char *t1, int32_t p1, const char *t2, int32_t p2);
+int gofs_find(const gofs_t *v, int n, const char *topic, int32_t partition);
 int coord_owns(const sf_coord_t *c, int bucket, int32_t epoch);
 void group_maybe_free(sf_group_t *g);
 sf_group_t *coord_find(const sf_coord_t *c, const char *id);
 void group_offsets_forget(sf_group_t *g, const sf_cluster_offset_t *w, int n);
 
 void coord_expire(sf_coord_t *c, char *const *ids, int n); /* the retention pass */
+int16_t group_commit_check(const sf_group_t *g, const char *member_id, const char *instance_id,
+                           int32_t generation, int txn);
+/* Write @v (copied) as the group's committed offsets, unchecked: sf_group_commit's @done. */
+void group_commit_write(sf_group_t *g, const sf_goffset_t *v, int n, sf_gcommit_cb done,
+                        void *arg);
+
+/* txnoffsets.c */
+void coord_txn_update(sf_coord_t *c); /* load the pending offsets of buckets new here */
+void coord_txn_free(sf_coord_t *c);
 
 /* groupadmin.c */
 int coord_list_start(sf_coord_t *c, sf_glist_cb cb, void *arg);

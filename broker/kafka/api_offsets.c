@@ -1,7 +1,9 @@
-/* OffsetCommit and OffsetFetch on the group coordinator (metadata thread). A commit names
- * partitions that exist (UNKNOWN_TOPIC_OR_PARTITION otherwise, as Kafka) and is answered once
- * ZooKeeper has it (group/coordinator.c); a fetch answers from the coordinator's memory, for
- * one group (v0-7) or many (v8+), the listed partitions or every committed one. */
+/* OffsetCommit, TxnOffsetCommit and OffsetFetch on the group coordinator (metadata thread).
+ * A commit names partitions that exist (UNKNOWN_TOPIC_OR_PARTITION otherwise, as Kafka) and
+ * is answered once ZooKeeper has it (group/coordinator.c; a transaction's stays pending until
+ * its marker, group/txnoffsets.c); a fetch answers from the coordinator's memory, for one
+ * group (v0-7) or many (v8+), the listed partitions or every committed one, with
+ * UNSTABLE_OFFSET_COMMIT (v7+, RequireStable) for a partition a transaction holds. */
 #include "dispatch.h"
 
 #include <stddef.h>
@@ -9,6 +11,8 @@
 #include <string.h>
 
 #include "group.h"
+
+#define SAME_LAYOUT(a, b, f) _Static_assert(offsetof(a, f) == offsetof(b, f), #f)
 
 typedef sf_proto_OffsetCommitResponse_OffsetCommitResponsePartition_t commit_rp_t;
 typedef sf_proto_OffsetCommitRequest_OffsetCommitRequestPartition_t commit_p_t;
@@ -22,6 +26,7 @@ static const char *group_name(sf_kreq_t *kr, sf_slice_t s) {
 typedef struct commit_ctx {
     sf_kreq_t *kr;
     sf_proto_OffsetCommitResponse_t resp;
+    const void *answer; /* the response sent: &resp, or TxnOffsetCommit's */
     commit_rp_t **slot; /* the response partition of each item written */
     sf_goffset_t *items;
     int n;
@@ -32,7 +37,43 @@ static void commit_answer(void *arg, int16_t error, const int16_t *errs) {
     int i;
     for (i = 0; i < cc->n; i++)
         cc->slot[i]->ErrorCode = errs ? errs[i] : error;
-    sf_kreq_respond(cc->kr, &cc->resp);
+    sf_kreq_respond(cc->kr, cc->answer);
+}
+
+static int commit_alloc(sf_kreq_t *kr, commit_ctx_t *cc, int total) {
+    cc->kr = kr;
+    cc->answer = &cc->resp;
+    return (cc->slot = sf_kreq_alloc(kr, (size_t)total, sizeof(*cc->slot))) &&
+                   (cc->items = sf_kreq_alloc(kr, (size_t)total, sizeof(*cc->items)))
+               ? SF_OK
+               : SF_ERR_NOMEM;
+}
+
+/* One partition of a commit: UNKNOWN_TOPIC_OR_PARTITION in @sp unless it exists (@ct), else
+ * an item answered in @sp. */
+static int commit_item(commit_ctx_t *cc, const char *topic, const sf_cluster_topic_t *ct,
+                       int32_t partition, int64_t offset, int32_t leader_epoch,
+                       sf_slice_t metadata, commit_rp_t *sp) {
+    sf_goffset_t *it = &cc->items[cc->n];
+    sp->PartitionIndex = partition;
+    if (!ct || partition < 0 || partition >= ct->npartitions) {
+        sp->ErrorCode = SF_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+        return SF_OK;
+    }
+    it->topic = topic;
+    it->partition = partition;
+    it->offset = offset;
+    it->leader_epoch = leader_epoch;
+    it->metadata = metadata.p && metadata.len > 0 ? sf_kreq_str(cc->kr, metadata) : "";
+    if (!it->metadata)
+        return SF_ERR_NOMEM;
+    cc->slot[cc->n++] = sp;
+    return SF_OK;
+}
+
+static const sf_cluster_topic_t *commit_topic(sf_kreq_t *kr, sf_slice_t name, const char **topic) {
+    *topic = sf_kreq_str(kr, name);
+    return *topic ? sf_cluster_snapshot_topic(kr->snap, *topic) : NULL;
 }
 
 /* The response skeleton, with UNKNOWN_TOPIC_OR_PARTITION where it applies; the other
@@ -40,19 +81,17 @@ static void commit_answer(void *arg, int16_t error, const int16_t *errs) {
 static int commit_build(sf_kreq_t *kr, commit_ctx_t *cc,
                         const sf_proto_OffsetCommitRequest_t *req) {
     int t, p, total = 0;
-    for (t = 0; t < req->TopicsCount; t++)
-        total += req->Topics[t].PartitionsCount > 0 ? req->Topics[t].PartitionsCount : 0;
     cc->resp.TopicsCount = req->TopicsCount > 0 ? req->TopicsCount : 0;
+    for (t = 0; t < cc->resp.TopicsCount; t++)
+        total += req->Topics[t].PartitionsCount > 0 ? req->Topics[t].PartitionsCount : 0;
     cc->resp.Topics = sf_kreq_alloc(kr, (size_t)cc->resp.TopicsCount, sizeof(*cc->resp.Topics));
-    if (!cc->resp.Topics ||
-        !(cc->slot = sf_kreq_alloc(kr, (size_t)total, sizeof(*cc->slot))) ||
-        !(cc->items = sf_kreq_alloc(kr, (size_t)total, sizeof(*cc->items))))
+    if (!cc->resp.Topics || commit_alloc(kr, cc, total) != SF_OK)
         return SF_ERR_NOMEM;
     for (t = 0; t < cc->resp.TopicsCount; t++) {
         const sf_proto_OffsetCommitRequest_OffsetCommitRequestTopic_t *rt = &req->Topics[t];
         sf_proto_OffsetCommitResponse_OffsetCommitResponseTopic_t *st = &cc->resp.Topics[t];
-        const char *topic = sf_kreq_str(kr, rt->Name);
-        const sf_cluster_topic_t *ct = topic ? sf_cluster_snapshot_topic(kr->snap, topic) : NULL;
+        const char *topic;
+        const sf_cluster_topic_t *ct = commit_topic(kr, rt->Name, &topic);
         sf_proto_OffsetCommitResponse_OffsetCommitResponseTopic_init(st);
         st->Name = rt->Name;
         st->PartitionsCount = rt->PartitionsCount > 0 ? rt->PartitionsCount : 0;
@@ -60,24 +99,11 @@ static int commit_build(sf_kreq_t *kr, commit_ctx_t *cc,
             return SF_ERR_NOMEM;
         for (p = 0; p < st->PartitionsCount; p++) {
             const commit_p_t *rp = &rt->Partitions[p];
-            commit_rp_t *sp = &st->Partitions[p];
-            sf_goffset_t *it = &cc->items[cc->n];
-            sf_proto_OffsetCommitResponse_OffsetCommitResponsePartition_init(sp);
-            sp->PartitionIndex = rp->PartitionIndex;
-            if (!ct || rp->PartitionIndex < 0 || rp->PartitionIndex >= ct->npartitions) {
-                sp->ErrorCode = SF_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-                continue;
-            }
-            it->topic = topic;
-            it->partition = rp->PartitionIndex;
-            it->offset = rp->CommittedOffset;
-            it->leader_epoch = kr->version >= 6 ? rp->CommittedLeaderEpoch : -1;
-            it->metadata = rp->CommittedMetadata.p && rp->CommittedMetadata.len > 0
-                               ? sf_kreq_str(kr, rp->CommittedMetadata)
-                               : "";
-            if (!it->metadata)
+            sf_proto_OffsetCommitResponse_OffsetCommitResponsePartition_init(&st->Partitions[p]);
+            if (commit_item(cc, topic, ct, rp->PartitionIndex, rp->CommittedOffset,
+                            kr->version >= 6 ? rp->CommittedLeaderEpoch : -1,
+                            rp->CommittedMetadata, &st->Partitions[p]) != SF_OK)
                 return SF_ERR_NOMEM;
-            cc->slot[cc->n++] = sp;
         }
     }
     return SF_OK;
@@ -95,7 +121,7 @@ static void commit_run(void *arg, sf_group_t *g, int16_t err) {
         return;
     }
     if (!cc->n) {
-        sf_kreq_respond(kr, &cc->resp);
+        sf_kreq_respond(kr, cc->answer);
         return;
     }
     sf_group_commit(g, member, instance, kr->version >= 1 ? req->GenerationIdOrMemberEpoch : -1,
@@ -111,7 +137,6 @@ void sf_kapi_OffsetCommit(sf_kreq_t *kr, void *msg) {
         sf_kreq_close(kr, "no memory for the request");
         return;
     }
-    cc->kr = kr;
     sf_proto_OffsetCommitResponse_init(&cc->resp);
     if (commit_build(kr, cc, req) != SF_OK) {
         sf_kreq_close(kr, "no memory for the request");
@@ -123,11 +148,96 @@ void sf_kapi_OffsetCommit(sf_kreq_t *kr, void *msg) {
         sf_coord_with_group(c, group, commit_run, cc);
 }
 
+/* ---- TxnOffsetCommit ---- */
+
+/* Its answer's partitions are filled as OffsetCommit's, whose layout they share. */
+typedef sf_proto_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition_t txn_rp_t;
+SAME_LAYOUT(txn_rp_t, commit_rp_t, PartitionIndex);
+SAME_LAYOUT(txn_rp_t, commit_rp_t, ErrorCode);
+_Static_assert(sizeof(txn_rp_t) == sizeof(commit_rp_t), "partition layouts");
+
+typedef struct txn_commit_ctx {
+    commit_ctx_t cc;
+    sf_proto_TxnOffsetCommitResponse_t resp;
+} txn_commit_ctx_t;
+
+static int txn_commit_build(sf_kreq_t *kr, txn_commit_ctx_t *tc,
+                            const sf_proto_TxnOffsetCommitRequest_t *req) {
+    int t, p, total = 0;
+    tc->resp.TopicsCount = req->TopicsCount > 0 ? req->TopicsCount : 0;
+    for (t = 0; t < tc->resp.TopicsCount; t++)
+        total += req->Topics[t].PartitionsCount > 0 ? req->Topics[t].PartitionsCount : 0;
+    tc->resp.Topics = sf_kreq_alloc(kr, (size_t)tc->resp.TopicsCount, sizeof(*tc->resp.Topics));
+    if (!tc->resp.Topics || commit_alloc(kr, &tc->cc, total) != SF_OK)
+        return SF_ERR_NOMEM;
+    tc->cc.answer = &tc->resp;
+    for (t = 0; t < tc->resp.TopicsCount; t++) {
+        const sf_proto_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_t *rt = &req->Topics[t];
+        sf_proto_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_t *st = &tc->resp.Topics[t];
+        const char *topic;
+        const sf_cluster_topic_t *ct = commit_topic(kr, rt->Name, &topic);
+        sf_proto_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_init(st);
+        st->Name = rt->Name;
+        st->PartitionsCount = rt->PartitionsCount > 0 ? rt->PartitionsCount : 0;
+        if (!(st->Partitions = sf_kreq_alloc(kr, (size_t)st->PartitionsCount, sizeof(txn_rp_t))))
+            return SF_ERR_NOMEM;
+        for (p = 0; p < st->PartitionsCount; p++) {
+            const sf_proto_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_t *rp =
+                &rt->Partitions[p];
+            sf_proto_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition_init(&st->Partitions[p]);
+            if (commit_item(&tc->cc, topic, ct, rp->PartitionIndex, rp->CommittedOffset,
+                            kr->version >= 2 ? rp->CommittedLeaderEpoch : -1, rp->CommittedMetadata,
+                            (commit_rp_t *)&st->Partitions[p]) != SF_OK)
+                return SF_ERR_NOMEM;
+        }
+    }
+    return SF_OK;
+}
+
+static void txn_commit_run(void *arg, sf_group_t *g, int16_t err) {
+    txn_commit_ctx_t *tc = arg;
+    sf_kreq_t *kr = tc->cc.kr;
+    const sf_proto_TxnOffsetCommitRequest_t *req = kr->msg;
+    sf_gtxn_t who = {kr->version >= 3 ? group_name(kr, req->MemberId) : "",
+                     kr->version >= 3 && req->GroupInstanceId.p
+                         ? sf_kreq_str(kr, req->GroupInstanceId) : NULL,
+                     kr->version >= 3 ? req->GenerationId : -1, req->ProducerId,
+                     req->ProducerEpoch};
+    if (!g || !who.member_id) {
+        commit_answer(&tc->cc, g ? SF_KERR_UNKNOWN_SERVER_ERROR : err, NULL);
+        return;
+    }
+    if (!tc->cc.n) {
+        sf_kreq_respond(kr, &tc->resp);
+        return;
+    }
+    sf_group_txn_commit(g, &who, tc->cc.items, tc->cc.n, commit_answer, &tc->cc);
+}
+
+void sf_kapi_TxnOffsetCommit(sf_kreq_t *kr, void *msg) {
+    const sf_proto_TxnOffsetCommitRequest_t *req = msg;
+    sf_coord_t *c = sf_broker_coordinator(kr->b);
+    txn_commit_ctx_t *tc = sf_kreq_alloc(kr, 1, sizeof(*tc));
+    const char *group = group_name(kr, req->GroupId);
+    if (!tc || !group) {
+        sf_kreq_close(kr, "no memory for the request");
+        return;
+    }
+    sf_proto_TxnOffsetCommitResponse_init(&tc->resp);
+    if (txn_commit_build(kr, tc, req) != SF_OK) {
+        sf_kreq_close(kr, "no memory for the request");
+        return;
+    }
+    if (!c)
+        commit_answer(&tc->cc, SF_KERR_COORDINATOR_NOT_AVAILABLE, NULL);
+    else
+        sf_coord_with_group(c, group, txn_commit_run, tc);
+}
+
 /* ---- OffsetFetch ---- */
 
 /* One group's answer, in the v8 shape; v0-7 answers use the same structs, whose layouts the
  * generated code makes identical (checked here). */
-#define SAME_LAYOUT(a, b, f) _Static_assert(offsetof(a, f) == offsetof(b, f), #f)
 SAME_LAYOUT(sf_proto_OffsetFetchResponse_OffsetFetchResponsePartition_t,
             sf_proto_OffsetFetchResponse_OffsetFetchResponsePartitions_t, ErrorCode);
 SAME_LAYOUT(sf_proto_OffsetFetchResponse_OffsetFetchResponsePartition_t,
@@ -216,7 +326,8 @@ static int fill_all(sf_kreq_t *kr, fetch_group_t *fg, const sf_group_t *g) {
 
 static int fill_listed(sf_kreq_t *kr, fetch_group_t *fg, const fetch_one_t *one,
                        const sf_group_t *g) {
-    int t, p;
+    const sf_proto_OffsetFetchRequest_t *req = kr->msg;
+    int t, p, stable = kr->version >= 7 && req->RequireStable;
     fg->TopicsCount = one->ntopics;
     if (!(fg->Topics = sf_kreq_alloc(kr, (size_t)one->ntopics, sizeof(fetch_topic_t))))
         return SF_ERR_NOMEM;
@@ -232,8 +343,11 @@ static int fill_listed(sf_kreq_t *kr, fetch_group_t *fg, const fetch_one_t *one,
         ft->PartitionsCount = np;
         for (p = 0; p < np; p++) {
             sf_goffset_t none = {topic, rt->PartitionIndexes[p], -1, -1, ""};
-            sf_goffset_t o = g ? sf_group_offset(g, topic, rt->PartitionIndexes[p]) : none;
+            int unstable = g && stable && sf_group_offset_unstable(g, topic, none.partition);
+            sf_goffset_t o = g && !unstable ? sf_group_offset(g, topic, none.partition) : none;
             part_fill(kr, &ft->Partitions[p], &o);
+            if (unstable)
+                ft->Partitions[p].ErrorCode = SF_KERR_UNSTABLE_OFFSET_COMMIT;
         }
     }
     return SF_OK;

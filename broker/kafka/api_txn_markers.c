@@ -2,14 +2,17 @@
  * a control batch to the partitions this broker leads (sf_log_append_marker, on the
  * partition's I/O thread), and a partition is done once its ISR has the marker (the high
  * watermark passed it, as an acks=all produce), which is when its last stable offset moves.
- * "__consumer_offsets" partitions stand for the groups of a coordinator bucket: their
- * transactional offsets are settled by the group coordinator (none are kept yet: done). */
+ * "__consumer_offsets" partitions stand for the groups of a coordinator bucket: once the
+ * partitions' markers are in, the request moves to the metadata thread, where the group
+ * coordinator commits or drops the producer's pending offsets for those groups
+ * (sf_coord_txn_complete), then back home to wait for the ISRs or answer. */
 #include "dispatch.h"
 
 #include <string.h>
 
 #include "brokercfg.h"
 #include "clock.h"
+#include "group.h"
 #include "leader.h"
 #include "log.h"
 #include "logging.h"
@@ -26,6 +29,7 @@ typedef struct marker_job {
     const char *topic;
     int64_t wait_offset; /* answered once the high watermark reaches it (0: not waiting) */
     const sf_log_t *log;
+    int offsets; /* a group coordinator bucket: settled on the metadata thread */
     sf_proto_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_t *rp;
 } marker_job_t;
 
@@ -35,7 +39,9 @@ struct marker_op {
     marker_job_t *jobs;
     int njobs;
     atomic_int waiting;
-    sf_mail_t home;
+    int noffsets; /* jobs of __consumer_offsets partitions */
+    int settling; /* of those, not settled yet */
+    sf_mail_t meta, home;
 };
 
 static void marker_append(sf_kjob_t *job) {
@@ -121,19 +127,66 @@ static void markers_park(void *arg) {
         markers_attempt(op, 1);
 }
 
-static void markers_done(sf_kreq_t *kr, void *arg) {
+static void markers_finish(void *arg) {
     marker_op_t *op = arg;
     if (atomic_load(&op->waiting) > 0)
-        sf_kreq_home(kr, &op->home, markers_park, op);
+        markers_park(op);
     else
+        sf_kreq_respond(op->kr, &op->resp);
+}
+
+static void settle_step(marker_op_t *op) {
+    if (--op->settling == 0)
+        sf_kreq_home(op->kr, &op->home, markers_finish, op);
+}
+
+/* On the metadata thread: one bucket's pending offsets settled. */
+static void offsets_settled(void *arg, int16_t error) {
+    marker_job_t *mj = arg;
+    mj->rp->ErrorCode = error == SF_KERR_NOT_COORDINATOR ? SF_KERR_NOT_LEADER_OR_FOLLOWER : error;
+    settle_step(mj->op);
+}
+
+static void offsets_settle(void *arg) {
+    marker_op_t *op = arg;
+    sf_coord_t *c = sf_broker_coordinator(op->kr->b);
+    int i;
+    op->settling = op->noffsets + 1;
+    for (i = 0; i < op->njobs; i++) {
+        marker_job_t *mj = &op->jobs[i];
+        if (!mj->offsets)
+            continue;
+        if (c)
+            sf_coord_txn_complete(c, mj->rp->PartitionIndex, mj->mk->ProducerId,
+                                  mj->mk->TransactionResult, offsets_settled, mj);
+        else
+            offsets_settled(mj, SF_KERR_COORDINATOR_NOT_AVAILABLE);
+    }
+    settle_step(op); /* the count held while starting */
+}
+
+static void markers_done(sf_kreq_t *kr, void *arg) {
+    marker_op_t *op = arg;
+    if (op->noffsets) {
+        op->meta.fn = offsets_settle;
+        op->meta.arg = op;
+        op->meta.heap = 0;
+        sf_broker_to_metadata(kr->b, &op->meta);
+    } else if (atomic_load(&op->waiting) > 0) {
+        sf_kreq_home(kr, &op->home, markers_park, op);
+    } else {
         sf_kreq_respond(kr, &op->resp);
+    }
 }
 
 static void marker_partition(sf_kreq_t *kr, marker_job_t *mj) {
     sf_partition_t *part;
     sf_kerr_t kerr;
-    if (!strcmp(mj->topic, OFFSETS_TOPIC))
-        return; /* no transactional offsets are held */
+    if (!strcmp(mj->topic, OFFSETS_TOPIC)) {
+        mj->offsets = 1;
+        mj->op->noffsets++;
+        return;
+    }
     if (!(part = sf_kreq_leader(kr, mj->topic, mj->rp->PartitionIndex, &kerr))) {
         mj->rp->ErrorCode = kerr;
         return;

@@ -35,6 +35,7 @@ static const sf_kapi_t apis[] = {
     {SF_PROTO_API_AddOffsetsToTxn, 0, 4, sf_kapi_AddOffsetsToTxn, SF_KAPI_METADATA_THREAD},
     {SF_PROTO_API_EndTxn, 0, 4, sf_kapi_EndTxn, SF_KAPI_METADATA_THREAD},
     {SF_PROTO_API_WriteTxnMarkers, 0, 1, sf_kapi_WriteTxnMarkers, 0},
+    {SF_PROTO_API_TxnOffsetCommit, 0, 4, sf_kapi_TxnOffsetCommit, SF_KAPI_METADATA_THREAD},
     {SF_PROTO_API_DescribeConfigs, 0, 4, sf_kapi_DescribeConfigs, 0},
     {SF_PROTO_API_AlterConfigs, 0, 2, sf_kapi_AlterConfigs, SF_KAPI_METADATA_THREAD},
     {SF_PROTO_API_CreatePartitions, 0, 3, sf_kapi_CreatePartitions, SF_KAPI_METADATA_THREAD},

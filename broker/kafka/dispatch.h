@@ -71,6 +71,7 @@ void sf_kapi_AddPartitionsToTxn(sf_kreq_t *kr, void *msg);
 void sf_kapi_AddOffsetsToTxn(sf_kreq_t *kr, void *msg);
 void sf_kapi_EndTxn(sf_kreq_t *kr, void *msg);
 void sf_kapi_WriteTxnMarkers(sf_kreq_t *kr, void *msg);
+void sf_kapi_TxnOffsetCommit(sf_kreq_t *kr, void *msg);
 void sf_kapi_DescribeTransactions(sf_kreq_t *kr, void *msg);
 void sf_kapi_ListTransactions(sf_kreq_t *kr, void *msg);
 
