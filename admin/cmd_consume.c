@@ -38,6 +38,9 @@ static const char consume_usage[] =
     "                         2024-05-01T14:00:00.250+02:00 (without a zone: local time; a\n"
     "                         date alone is its midnight)\n"
     "  --partition N          read partition N only (repeatable)\n"
+    "  --isolation-level L    read_uncommitted (the default: every record) or read_committed\n"
+    "                         (the records of committed transactions only, up to the last\n"
+    "                         stable offset)\n"
     "\n"
     "When to stop:\n"
     "  --max-messages N       after N records\n"
@@ -81,7 +84,8 @@ enum {
     OPT_PRINT_PARTITION,
     OPT_PRINT_TIMESTAMP,
     OPT_KEYSEP,
-    OPT_GROUP
+    OPT_GROUP,
+    OPT_ISOLATION
 };
 
 /* ---- output format ---------------------------------------------------------------------- */
@@ -468,12 +472,15 @@ static void consume_on_signal(int sig, void *arg) {
 /* The consumer of --group GROUP, subscribed to @topic (a name or a ^pattern). Returns an exit
  * code; on success *@conf and *@cons are set (the caller destroys them). */
 static int consume_group_start(sf_cli_t *cli, const char *group, const char *topic,
-                               int from_beginning, sf_conf_t **conf, sf_consumer_t **cons) {
+                               int from_beginning, const char *isolation, sf_conf_t **conf,
+                               sf_consumer_t **cons) {
     char errstr[512];
     int err;
 
     if (!(*conf = sf_cli_conf(cli)) ||
         sf_clidata_conf_set(cli, *conf, "--group", "group.id", group) < 0 ||
+        (isolation &&
+         sf_clidata_conf_set(cli, *conf, "--isolation-level", "isolation.level", isolation) < 0) ||
         (from_beginning &&
          sf_clidata_conf_set(cli, *conf, "--from-beginning", "auto.offset.reset", "earliest") <
              0))
@@ -500,6 +507,24 @@ static part_state_t *find_part(part_state_t *parts, size_t n, int32_t id) {
     return NULL;
 }
 
+/* --to-end: the partitions whose position passed the end without a record at its last
+ * offset (a transaction marker or an aborted transaction's records are last) are done.
+ * Returns how many became done. */
+static size_t ends_passed(sf_consumer_t *cons, const char *topic, part_state_t *parts,
+                          size_t nparts) {
+    size_t i, n = 0;
+    for (i = 0; i < nparts; i++) {
+        int64_t pos;
+        if (parts[i].done || sf_consumer_position(cons, topic, parts[i].id, &pos, 0) != SF_OK ||
+            pos < parts[i].end)
+            continue;
+        parts[i].done = 1;
+        n++;
+        sf_consumer_unassign(cons, topic, parts[i].id);
+    }
+    return n;
+}
+
 int sf_cmd_consume(sf_cli_t *cli, int argc, char **argv) {
     static const struct option longopts[] = {
         SF_CLI_LONGOPTS,
@@ -519,11 +544,13 @@ int sf_cmd_consume(sf_cli_t *cli, int argc, char **argv) {
         {"key-separator", required_argument, NULL, OPT_KEYSEP},
         {"quiet", no_argument, NULL, 'q'},
         {"group", required_argument, NULL, OPT_GROUP},
+        {"isolation-level", required_argument, NULL, OPT_ISOLATION},
         {NULL, 0, NULL, 0}};
     int32_t want[1024];
     size_t nwant = 0, nparts = 0, ndone = 0;
     part_state_t *parts = NULL;
     const char *topic, *format = NULL, *offset_arg = NULL, *ts_arg = NULL, *group = NULL;
+    const char *isolation = NULL;
     char keysep[64] = "\t";
     int from_beginning = 0, to_end = 0, quiet = 0, rc = SF_CLI_EXIT_USAGE, c, err;
     int pr_key = 0, pr_hdrs = 0, pr_off = 0, pr_part = 0, pr_ts = 0, starts = 0;
@@ -577,6 +604,7 @@ int sf_cmd_consume(sf_cli_t *cli, int argc, char **argv) {
         case OPT_KEYSEP: sf_clidata_unescape(optarg, keysep, sizeof(keysep)); break;
         case 'q': quiet = 1; break;
         case OPT_GROUP: group = optarg; break;
+        case OPT_ISOLATION: isolation = optarg; break;
         default:
             goto out;
         }
@@ -645,7 +673,7 @@ int sf_cmd_consume(sf_cli_t *cli, int argc, char **argv) {
     sig_started = 1;
 
     if (group) {
-        rc = consume_group_start(cli, group, topic, from_beginning, &conf, &cons);
+        rc = consume_group_start(cli, group, topic, from_beginning, isolation, &conf, &cons);
         if (rc != SF_CLI_EXIT_OK)
             goto out;
         atomic_store(&consume_sig.c, cons);
@@ -709,7 +737,9 @@ int sf_cmd_consume(sf_cli_t *cli, int argc, char **argv) {
      * (unless configured) for the lookups that follow the assignment (consume_start). */
     if (!(conf = sf_cli_conf(cli)))
         goto out;
-    if (sf_clidata_conf_soft(cli, conf, "fetch.max.wait.ms", "500", "100") < 0)
+    if (sf_clidata_conf_soft(cli, conf, "fetch.max.wait.ms", "500", "100") < 0 ||
+        (isolation &&
+         sf_clidata_conf_set(cli, conf, "--isolation-level", "isolation.level", isolation) < 0))
         goto out;
     errstr[0] = '\0';
     cons = sf_consumer_new(conf, errstr, sizeof(errstr));
@@ -744,6 +774,8 @@ poll:
         if (!m) {
             int wait = 1000;
             fflush(stdout);
+            if (to_end)
+                ndone += ends_passed(cons, topic, parts, nparts);
             if (idle_ms >= 0) {
                 int64_t left = idle_ms - (sf_clidata_now_ns() - last_activity) / 1000000;
                 if (left <= 0)

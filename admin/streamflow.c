@@ -55,6 +55,11 @@ static const sf_sub_t group_subs[] = {
     {"reset-offsets", "change a group's committed offsets (dry run unless --execute)"},
     {NULL, NULL}};
 
+static const sf_sub_t txn_subs[] = {
+    {"list", "list the transactional ids and their states"},
+    {"describe", "producer, state, timeout and partitions of a transactional id"},
+    {NULL, NULL}};
+
 static const sf_sub_t cluster_subs[] = {
     {"status", "cluster id, controller, brokers, topic and partition health"}, {NULL, NULL}};
 
@@ -69,6 +74,7 @@ static const sf_command_t commands[] = {
     {"config", sf_cmd_config, config_subs, "show and change topic and broker configs"},
     {"broker", sf_cmd_broker, broker_subs, "list the brokers and their APIs"},
     {"group", sf_cmd_group, group_subs, "manage consumer groups"},
+    {"transactions", sf_cmd_transactions, txn_subs, "show the transactional producers"},
     {"cluster", sf_cmd_cluster, cluster_subs, "show the cluster's state"},
     {"produce", sf_cmd_produce, NULL, "write records to a topic"},
     {"consume", sf_cmd_consume, NULL, "read records from a topic"},

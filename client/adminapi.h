@@ -1,5 +1,6 @@
 /* Admin client internals shared by adminapi.c (topics, configs, metadata, API versions),
- * admingroups.c (consumer groups) and adminproducers.c (producer state). */
+ * admingroups.c (consumer groups), adminproducers.c (producer state) and admintxn.c
+ * (transactions). */
 #ifndef SF_ADMINAPI_H
 #define SF_ADMINAPI_H
 
@@ -19,5 +20,26 @@ int sf_admin_ms_left(int64_t deadline);
 void sf_admin_backoff(sf_admin_t *a, int64_t deadline);
 /* A decoder's result: SF_OK and SF_ERR_NOMEM as they are, anything else SF_ERROR_MALFORMED. */
 int sf_admin_decoded(int rc);
+
+/* A malloc'd copy of @s ("" for null); NULL when out of memory. */
+char *sf_admin_dup_slice(sf_slice_t s);
+
+/* The ids of the cluster's brokers (Metadata), in *@ids (@n; malloc'd). */
+int sf_admin_broker_ids(sf_admin_t *a, int64_t deadline, int32_t **ids, size_t *n);
+
+/* Send the request to every broker in turn, *@broker set to each before its call and *@kerr
+ * (the answer's top-level error, set by @dec) reset: returns the first error, of the
+ * Metadata call, a broker's call or its *@kerr. */
+int sf_admin_each_broker(sf_admin_t *a, int64_t deadline, int16_t api, int16_t max_version,
+                         sf_client_encode_fn enc, sf_client_decode_fn dec, void *arg,
+                         int32_t *broker, int16_t *kerr);
+
+/* Send a request to the coordinator of @key (FindCoordinator @key_type: 0 a group, 1 a
+ * transactional id; *@coord, when not NULL, gets its id). When @dec returns one of the
+ * coordinator's errors (NOT_COORDINATOR, ...), the coordinator is found again and the request
+ * sent again, until @deadline. */
+int sf_admin_coord_call(sf_admin_t *a, const char *key, int8_t key_type, int16_t api,
+                        int16_t max_version, sf_client_encode_fn enc, sf_client_decode_fn dec,
+                        void *arg, int64_t deadline, int32_t *coord);
 
 #endif

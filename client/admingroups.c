@@ -28,8 +28,7 @@
  * Helpers
  * ------------------------------------------------------------------------------------------ */
 
-/* A malloc'd copy of @s ("" for null); NULL when out of memory. */
-static char *dup_slice(sf_slice_t s) {
+char *sf_admin_dup_slice(sf_slice_t s) {
     return s.len > 0 ? sf_slice_strdup(s) : strdup("");
 }
 
@@ -53,7 +52,7 @@ static void tplist_add(tplist_t *l, sf_slice_t topic, int32_t partition, int64_t
         l->v = v;
         l->cap = cap;
     }
-    if (!(t = dup_slice(topic))) {
+    if (!(t = sf_admin_dup_slice(topic))) {
         l->oom = 1;
         return;
     }
@@ -93,13 +92,15 @@ static int tplist_give(tplist_t *l, sf_topic_partition_t **out, size_t *count) {
  * ------------------------------------------------------------------------------------------ */
 
 typedef struct fc_call {
-    const char *group;
+    const char *key;
+    int8_t key_type;
     int32_t node;
     int16_t kerr;
 } fc_call_t;
 
 static int fc_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
-    return sf_cgroup_findcoord_encode(wb, version, ((fc_call_t *)arg)->group);
+    fc_call_t *c = arg;
+    return sf_cgroup_findcoord_encode(wb, version, c->key, c->key_type);
 }
 
 static int fc_decode(sf_rbuf_t *body, int16_t version, void *arg) {
@@ -107,9 +108,10 @@ static int fc_decode(sf_rbuf_t *body, int16_t version, void *arg) {
     return sf_cgroup_findcoord_decode(body, version, &c->node, &c->kerr);
 }
 
-static int coord_find(sf_admin_t *a, const char *group, int64_t deadline, int32_t *node) {
+static int coord_find(sf_admin_t *a, const char *key, int8_t key_type, int64_t deadline,
+                      int32_t *node) {
     for (;;) {
-        fc_call_t fc = {group, -1, 0};
+        fc_call_t fc = {key, key_type, -1, 0};
         int rc, left = sf_admin_ms_left(deadline);
         if (left <= 0)
             return SF_ERROR_TIMED_OUT;
@@ -128,15 +130,12 @@ static int coord_find(sf_admin_t *a, const char *group, int64_t deadline, int32_
     }
 }
 
-/* Send a request to @group's coordinator (*@coord, when not NULL, gets its id). @dec returns
- * the group's error when it is one of the coordinator's (NOT_COORDINATOR, ...): the call then
- * finds the coordinator again and resends, until @deadline. */
-static int coord_call(sf_admin_t *a, const char *group, int16_t api, int16_t max_version,
-                      sf_client_encode_fn enc, sf_client_decode_fn dec, void *arg,
-                      int64_t deadline, int32_t *coord) {
+int sf_admin_coord_call(sf_admin_t *a, const char *key, int8_t key_type, int16_t api,
+                        int16_t max_version, sf_client_encode_fn enc, sf_client_decode_fn dec,
+                        void *arg, int64_t deadline, int32_t *coord) {
     for (;;) {
         int32_t node = -1;
-        int rc = coord_find(a, group, deadline, &node);
+        int rc = coord_find(a, key, key_type, deadline, &node);
         if (rc != SF_OK)
             return rc;
         if (coord)
@@ -147,6 +146,12 @@ static int coord_call(sf_admin_t *a, const char *group, int16_t api, int16_t max
             return rc;
         sf_admin_backoff(a, deadline);
     }
+}
+
+static int coord_call(sf_admin_t *a, const char *group, int16_t api, int16_t max_version,
+                      sf_client_encode_fn enc, sf_client_decode_fn dec, void *arg,
+                      int64_t deadline, int32_t *coord) {
+    return sf_admin_coord_call(a, group, 0, api, max_version, enc, dec, arg, deadline, coord);
 }
 
 /* 1 when @kerr is a coordinator error worth asking again for. */
@@ -195,6 +200,20 @@ static int brokers_decode(sf_rbuf_t *body, int16_t version, void *arg) {
     return rc;
 }
 
+int sf_admin_broker_ids(sf_admin_t *a, int64_t deadline, int32_t **ids, size_t *n) {
+    brokers_call_t bc = {NULL, 0};
+    int rc = sf_client_call(sf_admin_client(a), SF_CLIENT_ANY_BROKER, SF_PROTO_API_Metadata,
+                            METADATA_MAX, brokers_encode, brokers_decode, &bc,
+                            sf_admin_ms_left(deadline));
+    if (rc != SF_OK) {
+        free(bc.ids);
+        return rc;
+    }
+    *ids = bc.ids;
+    *n = bc.n;
+    return SF_OK;
+}
+
 typedef struct lg_call {
     sf_group_listing_t *v;
     size_t n, cap;
@@ -223,10 +242,10 @@ static int lg_add(lg_call_t *c, const sf_proto_ListGroupsResponse_ListedGroup_t 
     e = &c->v[c->n];
     memset(e, 0, sizeof(*e));
     e->coordinator = c->broker;
-    e->group_id = dup_slice(lg->GroupId);
-    e->protocol_type = dup_slice(lg->ProtocolType);
+    e->group_id = sf_admin_dup_slice(lg->GroupId);
+    e->protocol_type = sf_admin_dup_slice(lg->ProtocolType);
     if (version >= 4)
-        e->state = dup_slice(lg->GroupState);
+        e->state = sf_admin_dup_slice(lg->GroupState);
     /* Counted only when whole: the listing is sorted by group_id and freed by count. */
     if (!e->group_id || !e->protocol_type || (version >= 4 && !e->state)) {
         free(e->group_id);
@@ -287,43 +306,45 @@ static void listings_merge(lg_call_t *c) {
     c->n = k;
 }
 
+int sf_admin_each_broker(sf_admin_t *a, int64_t deadline, int16_t api, int16_t max_version,
+                         sf_client_encode_fn enc, sf_client_decode_fn dec, void *arg,
+                         int32_t *broker, int16_t *kerr) {
+    int32_t *ids = NULL;
+    size_t nids = 0, i;
+    int rc, first = SF_OK;
+    if ((rc = sf_admin_broker_ids(a, deadline, &ids, &nids)) != SF_OK)
+        return rc;
+    for (i = 0; i < nids; i++) {
+        *broker = ids[i];
+        *kerr = 0;
+        rc = sf_client_call(sf_admin_client(a), ids[i], api, max_version, enc, dec, arg,
+                            sf_admin_ms_left(deadline) > 0 ? sf_admin_ms_left(deadline) : 1);
+        if (rc == SF_OK)
+            rc = sf_client_kerr(*kerr);
+        if (rc != SF_OK && first == SF_OK)
+            first = rc;
+    }
+    free(ids);
+    return first;
+}
+
 int sf_admin_list_groups(sf_admin_t *a, int timeout_ms, sf_group_listing_t **groups,
                          size_t *count) {
-    brokers_call_t bc = {NULL, 0};
     lg_call_t lc;
-    int64_t deadline;
-    int rc, first = SF_OK;
-    size_t i;
+    int rc;
     if (groups)
         *groups = NULL;
     if (count)
         *count = 0;
     if (!a || !groups || !count)
         return SF_ERROR_INVALID;
-    deadline = sf_admin_deadline(a, timeout_ms);
-    rc = sf_client_call(sf_admin_client(a), SF_CLIENT_ANY_BROKER, SF_PROTO_API_Metadata,
-                        METADATA_MAX, brokers_encode, brokers_decode, &bc, sf_admin_ms_left(deadline));
-    if (rc != SF_OK) {
-        free(bc.ids);
-        return rc;
-    }
     memset(&lc, 0, sizeof(lc));
-    for (i = 0; i < bc.n; i++) {
-        lc.broker = bc.ids[i];
-        lc.kerr = 0;
-        rc = sf_client_call(sf_admin_client(a), bc.ids[i], SF_PROTO_API_ListGroups,
-                            LISTGROUPS_MAX, lg_encode, lg_decode, &lc,
-                            sf_admin_ms_left(deadline) > 0 ? sf_admin_ms_left(deadline) : 1);
-        if (rc == SF_OK)
-            rc = sf_client_kerr(lc.kerr);
-        if (rc != SF_OK && first == SF_OK)
-            first = rc;
-    }
-    free(bc.ids);
+    rc = sf_admin_each_broker(a, sf_admin_deadline(a, timeout_ms), SF_PROTO_API_ListGroups,
+                              LISTGROUPS_MAX, lg_encode, lg_decode, &lc, &lc.broker, &lc.kerr);
     listings_merge(&lc);
     *groups = lc.v;
     *count = lc.n;
-    return first;
+    return rc;
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -372,10 +393,10 @@ static int member_assignment(sf_group_member_t *m, sf_slice_t bytes) {
 static int dg_member(sf_group_member_t *m,
                      const sf_proto_DescribeGroupsResponse_DescribedGroupMember_t *dm,
                      int consumer) {
-    m->member_id = dup_slice(dm->MemberId);
-    m->client_id = dup_slice(dm->ClientId);
-    m->host = dup_slice(dm->ClientHost);
-    if (dm->GroupInstanceId.len >= 0 && !(m->instance_id = dup_slice(dm->GroupInstanceId)))
+    m->member_id = sf_admin_dup_slice(dm->MemberId);
+    m->client_id = sf_admin_dup_slice(dm->ClientId);
+    m->host = sf_admin_dup_slice(dm->ClientHost);
+    if (dm->GroupInstanceId.len >= 0 && !(m->instance_id = sf_admin_dup_slice(dm->GroupInstanceId)))
         return SF_ERROR_NOMEM;
     if (!m->member_id || !m->client_id || !m->host)
         return SF_ERROR_NOMEM;
@@ -388,9 +409,9 @@ static int dg_copy(sf_group_info_t *info,
     int32_t i;
     int rc;
     info->err = sf_client_kerr(dg->ErrorCode);
-    if (!(info->state = dup_slice(dg->GroupState)) ||
-        !(info->protocol_type = dup_slice(dg->ProtocolType)) ||
-        !(info->protocol = dup_slice(dg->ProtocolData)))
+    if (!(info->state = sf_admin_dup_slice(dg->GroupState)) ||
+        !(info->protocol_type = sf_admin_dup_slice(dg->ProtocolType)) ||
+        !(info->protocol = sf_admin_dup_slice(dg->ProtocolData)))
         return SF_ERROR_NOMEM;
     if (dg->MembersCount <= 0)
         return SF_OK;
@@ -563,7 +584,7 @@ typedef struct of_call {
 } of_call_t;
 
 static int of_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
-    return sf_cgroup_fetch_encode(wb, version, ((of_call_t *)arg)->group, NULL, 0);
+    return sf_cgroup_fetch_encode(wb, version, ((of_call_t *)arg)->group, NULL, 0, 0);
 }
 
 static void of_add(void *arg, sf_slice_t topic, int32_t partition, int64_t offset,

@@ -69,8 +69,8 @@ sf_topic_partition_t *sf_cgroup_tps_pack(const sf_topic_partition_t *tps, size_t
 #define SF_CGROUP_OFFSETCOMMIT_MAX 8
 #define SF_CGROUP_OFFSETFETCH_MAX 8
 
-/* FindCoordinator for group @group (key type 0). */
-int sf_cgroup_findcoord_encode(sf_wbuf_t *wb, int16_t version, const char *group);
+/* FindCoordinator for @id: a group (@key_type 0) or a transactional id (1, v1+). */
+int sf_cgroup_findcoord_encode(sf_wbuf_t *wb, int16_t version, const char *id, int8_t key_type);
 /* The answer: *@node (-1 when none) and *@kerr. Returns SF_OK or SF_ERROR_MALFORMED /
  * SF_ERROR_NOMEM. */
 int sf_cgroup_findcoord_decode(sf_rbuf_t *body, int16_t version, int32_t *node, int16_t *kerr);
@@ -86,9 +86,10 @@ int sf_cgroup_commit_decode(sf_rbuf_t *body, int16_t version, sf_topic_partition
                             size_t n);
 
 /* OffsetFetch of the @n partitions @tps for @group, or (@n 0) of every partition the group has
- * an offset for (v2+). */
+ * an offset for (v2+); with @require_stable (v7+), UNSTABLE_OFFSET_COMMIT for a partition an
+ * open transaction has an offset for. */
 int sf_cgroup_fetch_encode(sf_wbuf_t *wb, int16_t version, const char *group,
-                           const sf_topic_partition_t *tps, size_t n);
+                           const sf_topic_partition_t *tps, size_t n, int require_stable);
 /* Each partition of the answer, for @fn: its topic (borrowed for the call), partition,
  * committed offset (-1: none) and error. *@kerr receives the group's error (v2+). Returns
  * SF_OK, SF_ERROR_MALFORMED or SF_ERROR_NOMEM. */

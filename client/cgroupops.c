@@ -161,7 +161,9 @@ static int op_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
     if (r->op->api == SF_PROTO_API_OffsetCommit)
         return sf_cgroup_commit_encode(wb, version, g->id, r->generation, r->member_id,
                                        g->conf->group_instance_id, r->op->tps.v, r->op->tps.n);
-    return sf_cgroup_fetch_encode(wb, version, g->id, r->op->tps.v, r->op->tps.n);
+    /* read_committed: offsets a transaction holds are waited for (UNSTABLE_OFFSET_COMMIT) */
+    return sf_cgroup_fetch_encode(wb, version, g->id, r->op->tps.v, r->op->tps.n,
+                                  g->conf->isolation_level);
 }
 
 static void op_fetched(void *arg, sf_slice_t topic, int32_t partition, int64_t offset,

@@ -48,12 +48,14 @@ static sf_slice_t slice_or_null(const char *s) {
     return s ? sf_slice_cstr(s) : null;
 }
 
-int sf_cgroup_findcoord_encode(sf_wbuf_t *wb, int16_t version, const char *group) {
+int sf_cgroup_findcoord_encode(sf_wbuf_t *wb, int16_t version, const char *id, int8_t key_type) {
     sf_proto_FindCoordinatorRequest_t req;
-    sf_slice_t key = sf_slice_cstr(group);
+    sf_slice_t key = sf_slice_cstr(id);
+    if (key_type && version < 1)
+        return SF_ERR_UNSUPPORTED;
     sf_proto_FindCoordinatorRequest_init(&req);
     req.Key = key;       /* v0-3 */
-    req.KeyType = 0;     /* a group */
+    req.KeyType = key_type;
     req.CoordinatorKeysCount = 1; /* v4+ */
     req.CoordinatorKeys = &key;
     return sf_proto_FindCoordinatorRequest_encode(wb, version, &req);
@@ -185,7 +187,7 @@ int sf_cgroup_commit_decode(sf_rbuf_t *body, int16_t version, sf_topic_partition
 }
 
 int sf_cgroup_fetch_encode(sf_wbuf_t *wb, int16_t version, const char *group,
-                           const sf_topic_partition_t *tps, size_t n) {
+                           const sf_topic_partition_t *tps, size_t n, int require_stable) {
     sf_proto_OffsetFetchRequest_t req;
     sf_proto_OffsetFetchRequest_OffsetFetchRequestTopic_t *topics;
     sf_proto_OffsetFetchRequest_OffsetFetchRequestTopics_t *topics8;
@@ -222,7 +224,7 @@ int sf_cgroup_fetch_encode(sf_wbuf_t *wb, int16_t version, const char *group,
     grp.Topics = n ? topics8 : NULL;
     req.GroupsCount = 1;
     req.Groups = &grp;
-    req.RequireStable = false;
+    req.RequireStable = require_stable != 0;
     rc = sf_proto_OffsetFetchRequest_encode(wb, version, &req);
 out:
     free(topics);
@@ -294,7 +296,7 @@ void sf_cgroup_coord_dead(sf_cgroup_t *g, int32_t coord, const char *why) {
 
 static int fc_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
     sf_cgroup_t *g = arg;
-    return sf_cgroup_findcoord_encode(wb, version, g->id);
+    return sf_cgroup_findcoord_encode(wb, version, g->id, 0);
 }
 
 static void fc_done(sf_client_t *cl, int err, int32_t broker_id, int16_t version,

@@ -55,6 +55,8 @@ static const enum_val_t endpoint_vals[] = {{"https", 1}, {"none", 0}, {"", 0}, {
 static const enum_val_t acks_vals[] = {{"all", -1}, {"-1", -1}, {"0", 0}, {"1", 1}, {NULL, 0}};
 static const enum_val_t partitioner_vals[] = {
     {"murmur2", 1}, {"murmur2_random", 1}, {"random", 0}, {NULL, 0}};
+static const enum_val_t isolation_vals[] = {
+    {"read_uncommitted", 0}, {"read_committed", 1}, {NULL, 0}};
 static const enum_val_t reset_vals[] = {{"earliest", SF_OFFSET_BEGINNING},
                                         {"latest", SF_OFFSET_END},
                                         {"none", 0},
@@ -110,6 +112,8 @@ static const key_def_t keys[] = {
     {"queued.max.messages.kbytes", KT_KBYTES, F(queued_max_bytes), 1, 2097151, "65536", NULL, NULL},
     {"check.crcs", KT_BOOL, F(check_crcs), 0, 0, "true", NULL, NULL},
     {"auto.offset.reset", KT_ENUM, F(auto_offset_reset), 0, 0, "latest", reset_vals, NULL},
+    {"isolation.level", KT_ENUM, F(isolation_level), 0, 0, "read_uncommitted", isolation_vals,
+     NULL},
 
     {"group.id", KT_STRING, F(group_id), 0, 0, NULL, NULL, NULL},
     {"group.instance.id", KT_STRING, F(group_instance_id), 0, 0, NULL, NULL, NULL},
@@ -123,7 +127,7 @@ static const key_def_t keys[] = {
 
     /* Kafka client keys with no effect here (serializers, socket tuning). */
     IGNORED("max.poll.records"),
-    IGNORED("isolation.level"), IGNORED("allow.auto.create.topics"),
+    IGNORED("allow.auto.create.topics"),
     IGNORED("max.in.flight.requests.per.connection"), IGNORED("key.serializer"),
     IGNORED("value.serializer"), IGNORED("key.deserializer"), IGNORED("value.deserializer"),
     IGNORED("receive.buffer.bytes"), IGNORED("send.buffer.bytes"),

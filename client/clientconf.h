@@ -64,6 +64,8 @@ struct sf_clientconf {
     int check_crcs;               /* check.crcs, true */
     int auto_offset_reset;        /* auto.offset.reset: earliest (SF_OFFSET_BEGINNING) | latest
                                    * (SF_OFFSET_END) | none (0: report OFFSET_OUT_OF_RANGE) */
+    int isolation_level;          /* isolation.level: read_uncommitted (0) | read_committed (1:
+                                   * only committed transactions' records) */
 
     /* consumer groups */
     char *group_id;               /* group.id (NULL: no group) */

@@ -19,6 +19,7 @@
 
 #include <event2/event.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -480,10 +481,64 @@ fail:
     return rc;
 }
 
+/* The answer's aborted transactions are read in place. */
+_Static_assert(sizeof(sf_consumer_aborted_t) == sizeof(sf_proto_FetchResponse_AbortedTransaction_t) &&
+                   offsetof(sf_consumer_aborted_t, first_offset) ==
+                       offsetof(sf_proto_FetchResponse_AbortedTransaction_t, FirstOffset),
+               "aborted transaction layouts");
+
+/* read_committed: the aborted transactions of the answer, by first offset, and the producers
+ * whose aborted transaction the batches have reached (until its marker). */
+typedef struct aborted {
+    sf_consumer_aborted_t *v;
+    size_t n, next;
+    int64_t *open; /* producer ids */
+    size_t nopen;
+} aborted_t;
+
+static int aborted_cmp(const void *x, const void *y) {
+    const sf_consumer_aborted_t *a = x, *b = y;
+    return (a->first_offset > b->first_offset) - (a->first_offset < b->first_offset);
+}
+
+static int aborted_init(aborted_t *ab, const sf_consumer_aborted_t *v, size_t n) {
+    memset(ab, 0, sizeof(*ab));
+    if (!n)
+        return SF_OK;
+    if (!(ab->v = malloc(n * sizeof(*v))) || !(ab->open = malloc(n * sizeof(*ab->open)))) {
+        free(ab->v);
+        return SF_ERROR_NOMEM;
+    }
+    memcpy(ab->v, v, n * sizeof(*v));
+    qsort(ab->v, n, sizeof(*v), aborted_cmp);
+    ab->n = n;
+    return SF_OK;
+}
+
+/* 1 when the batch belongs to an aborted transaction (its records, or its marker, which
+ * closes it). */
+static int aborted_batch(aborted_t *ab, const sf_recbatch_hdr_t *hdr) {
+    int64_t last = hdr->BaseOffset + hdr->LastOffsetDelta;
+    size_t i;
+    for (; ab->next < ab->n && ab->v[ab->next].first_offset <= last; ab->next++)
+        ab->open[ab->nopen++] = ab->v[ab->next].producer_id;
+    if (!(hdr->Attributes & SF_RECBATCH_ATTR_TRANSACTIONAL))
+        return 0;
+    for (i = 0; i < ab->nopen && ab->open[i] != hdr->ProducerId; i++)
+        ;
+    if (i == ab->nopen)
+        return 0;
+    if (hdr->Attributes & SF_RECBATCH_ATTR_CONTROL)
+        ab->open[i] = ab->open[--ab->nopen];
+    return 1;
+}
+
 int sf_consumer_parse_records(sf_consumer_pool_t *pool, const char *topic, int32_t partition,
                               const uint8_t *records, size_t len, int64_t fetch_offset,
+                              const sf_consumer_aborted_t *aborted, size_t naborted,
                               int check_crcs, size_t max_decompressed,
                               sf_consumer_parse_t *out) {
+    aborted_t ab;
     parser_t ps;
     sf_consumer_chunk_t *chunk;
     sf_recbatch_hdr_t hdr;
@@ -535,9 +590,14 @@ int sf_consumer_parse_records(sf_consumer_pool_t *pool, const char *topic, int32
     }
     end = pos;
 
-    chunk = chunk_alloc(pool, topic, nmsgs, copy_len);
-    if (!chunk)
+    if (aborted_init(&ab, aborted, naborted) != SF_OK)
         return SF_ERROR_NOMEM;
+    chunk = chunk_alloc(pool, topic, nmsgs, copy_len);
+    if (!chunk) {
+        free(ab.v);
+        free(ab.open);
+        return SF_ERROR_NOMEM;
+    }
     memset(&ps, 0, sizeof(ps));
     ps.chunk = chunk;
     ps.partition = partition;
@@ -548,12 +608,14 @@ int sf_consumer_parse_records(sf_consumer_pool_t *pool, const char *topic, int32
         uint8_t *bp;
         int codec;
         (void)sf_recbatch_header_parse(records + pos, end - pos, &hdr, &size);
-        if (sf_recbatch_next_offset(&hdr) <= position)
-            continue; /* wholly before the position: nothing to check or decode */
-        if (hdr.Attributes & SF_RECBATCH_ATTR_CONTROL) {
-            position = sf_recbatch_next_offset(&hdr); /* a transaction marker */
+        if (aborted_batch(&ab, &hdr) || (hdr.Attributes & SF_RECBATCH_ATTR_CONTROL)) {
+            /* an aborted transaction's records, or a transaction marker */
+            if (sf_recbatch_next_offset(&hdr) > position)
+                position = sf_recbatch_next_offset(&hdr);
             continue;
         }
+        if (sf_recbatch_next_offset(&hdr) <= position)
+            continue; /* wholly before the position: nothing to check or decode */
         if (check_crcs && sf_crc32c(0, records + pos + SF_RECBATCH_OFF_ATTRIBUTES,
                                     size - SF_RECBATCH_OFF_ATTRIBUTES) != hdr.Crc) {
             out->err = SF_ERROR_CORRUPT;
@@ -607,6 +669,8 @@ int sf_consumer_parse_records(sf_consumer_pool_t *pool, const char *topic, int32
     if (!out->err && pos == end)
         out->err = scan_err;
     out->next_offset = position;
+    free(ab.v);
+    free(ab.open);
 
     chunk->bytes += ps.hdrcap * sizeof(sf_header_t);
     if (chunk->nmsgs == 0) {
@@ -872,7 +936,7 @@ static int lo_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
     rt.PartitionsCount = 1;
     rt.Partitions = &rp;
     req.ReplicaId = -1;
-    req.IsolationLevel = 0;
+    req.IsolationLevel = (int8_t)conf_of(lo->c->cl)->isolation_level; /* latest: the LSO */
     req.TopicsCount = 1;
     req.Topics = &rt;
     return sf_proto_ListOffsetsRequest_encode(wb, version, &req);
@@ -1015,7 +1079,7 @@ static int fetch_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
     req.MaxWaitMs = fr->max_wait;
     req.MinBytes = fr->min_bytes;
     req.MaxBytes = fr->max_bytes;
-    req.IsolationLevel = 0;
+    req.IsolationLevel = (int8_t)conf_of(fr->c->cl)->isolation_level;
     req.SessionId = 0;    /* no fetch session: every request is full */
     req.SessionEpoch = -1;
     req.TopicsCount = fr->ntopics;
@@ -1054,6 +1118,7 @@ static void fetch_partition(sf_consumer_t *c, sf_client_t *cl, fetch_ent_t *ent,
     cpart_t *part = ent->part;
     int err = sf_client_kerr(rp->ErrorCode);
     sf_consumer_parse_t res;
+    size_t naborted;
 
     if (err == SF_KERR_OFFSET_OUT_OF_RANGE) {
         if (conf->auto_offset_reset == SF_OFFSET_BEGINNING ||
@@ -1079,12 +1144,22 @@ static void fetch_partition(sf_consumer_t *c, sf_client_t *cl, fetch_ent_t *ent,
             part_pause(c, cl, part, err);
         return;
     }
-    part->high_watermark = rp->HighWatermark;
+    naborted = conf->isolation_level && rp->AbortedTransactionsCount > 0
+                   ? (size_t)rp->AbortedTransactionsCount
+                   : 0;
+    /* read_committed: the end is the last stable offset */
+    part->high_watermark = conf->isolation_level && rp->LastStableOffset >= 0
+                               ? rp->LastStableOffset
+                               : rp->HighWatermark;
     if (rp->Records.len <= 0)
         return;
     if (sf_consumer_parse_records(c->pool, part->topic, part->partition, rp->Records.p,
-                                  (size_t)rp->Records.len, ent->offset, conf->check_crcs,
-                                  SF_CONSUMER_MAX_DECOMPRESSED, &res) != SF_OK) {
+                                  (size_t)rp->Records.len, ent->offset,
+                                  naborted ? (const sf_consumer_aborted_t *)rp->AbortedTransactions
+                                           : NULL,
+                                  naborted,
+                                  conf->check_crcs, SF_CONSUMER_MAX_DECOMPRESSED,
+                                  &res) != SF_OK) {
         part_retry(cl, part, 0);
         return;
     }

@@ -50,16 +50,23 @@ typedef struct sf_consumer_parse {
     size_t bytes;
 } sf_consumer_parse_t;
 
+/* An aborted transaction a read_committed Fetch answer lists: its producer and first offset. */
+typedef struct sf_consumer_aborted {
+    int64_t producer_id, first_offset;
+} sf_consumer_aborted_t;
+
 /* Decode the record batches at @records (@len bytes, borrowed; a Fetch response's Records for
  * @topic/@partition, the last batch possibly truncated) into messages with offsets >=
- * @fetch_offset. Control batches and records below @fetch_offset are skipped, but the
- * position still moves past them. With @check_crcs every batch's CRC is verified. Compressed
+ * @fetch_offset. Control batches, the batches of the @naborted transactions @aborted (in any
+ * order; the answer's AbortedTransactions) and records below @fetch_offset are skipped, but
+ * the position still moves past them. With @check_crcs every batch's CRC is verified. Compressed
  * batches are decompressed up to @max_decompressed bytes each. @topic is copied. The chunk's
  * memory comes from @pool when it is large (@pool may be NULL: malloc).
  * Returns SF_OK (then see @out->err for a batch that stopped the decoding) or SF_ERROR_NOMEM
  * (nothing allocated). */
 int sf_consumer_parse_records(sf_consumer_pool_t *pool, const char *topic, int32_t partition,
                               const uint8_t *records, size_t len, int64_t fetch_offset,
+                              const sf_consumer_aborted_t *aborted, size_t naborted,
                               int check_crcs, size_t max_decompressed,
                               sf_consumer_parse_t *out);
 

@@ -139,6 +139,7 @@ static const err_def_t kafka_errs[] = {
     {98, 0, "SNAPSHOT_NOT_FOUND", "snapshot not found"},
     {99, 0, "POSITION_OUT_OF_RANGE", "position out of range"},
     {100, 1, "UNKNOWN_TOPIC_ID", "unknown topic id"},
+    {105, 0, "TRANSACTIONAL_ID_NOT_FOUND", "transactional id not found"},
 };
 
 static const err_def_t *err_find(int err) {

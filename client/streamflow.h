@@ -504,6 +504,41 @@ SF_API int sf_admin_describe_producers(sf_admin_t *a, const char *topic, int32_t
                                        size_t *count);
 SF_API void sf_producer_states_destroy(sf_producer_state_t *producers);
 
+/* ---- Transactions ---- */
+
+typedef struct sf_txn_listing {
+    char *transactional_id;
+    int64_t producer_id;
+    char *state;         /* Kafka's names: "Ongoing", "PrepareCommit", "CompleteAbort", ... */
+    int32_t coordinator; /* the broker that listed it */
+} sf_txn_listing_t;
+
+/* Every transactional id of the cluster: ListTransactions to every broker, sorted by id, in
+ * *@txns (@count), freed with sf_txn_listings_destroy. When a broker fails to answer, its
+ * error is returned and *@txns still holds what the others listed. */
+SF_API int sf_admin_list_transactions(sf_admin_t *a, int timeout_ms, sf_txn_listing_t **txns,
+                                      size_t *count);
+SF_API void sf_txn_listings_destroy(sf_txn_listing_t *txns, size_t count);
+
+typedef struct sf_txn_info {
+    char *transactional_id;
+    char *state;
+    int32_t timeout_ms;        /* transaction.timeout.ms */
+    int64_t start_ms;          /* when the open transaction started; -1 when none is */
+    int64_t producer_id;
+    int32_t producer_epoch;
+    int32_t coordinator;
+    sf_topic_partition_t *partitions; /* in the open transaction (offset -1) */
+    size_t partition_count;
+} sf_txn_info_t;
+
+/* DescribeTransactions of @transactional_id to its transaction coordinator (found with
+ * FindCoordinator, and again when it moves): *@info, freed with sf_txn_info_destroy.
+ * TRANSACTIONAL_ID_NOT_FOUND when the cluster does not know it. */
+SF_API int sf_admin_describe_transaction(sf_admin_t *a, const char *transactional_id,
+                                         int timeout_ms, sf_txn_info_t **info);
+SF_API void sf_txn_info_destroy(sf_txn_info_t *info);
+
 /* ---- Consumer groups ----
  * Group requests go to the group's coordinator, found with FindCoordinator and found again
  * when it moves (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE) until @timeout_ms has passed. */

@@ -535,16 +535,18 @@ START_TEST(test_fetch_codec) {
     for (v = 0; v <= SF_CGROUP_OFFSETFETCH_MAX; v++) {
         sf_wbuf_init(&wb);
         sf_arena_init(&arena, 0);
-        ck_assert_int_eq(sf_cgroup_fetch_encode(&wb, v, "g", tps, 1), SF_OK);
+        ck_assert_int_eq(sf_cgroup_fetch_encode(&wb, v, "g", tps, 1, v & 1), SF_OK);
         sf_rbuf_init(&rb, wb.p, wb.len);
         ck_assert_int_eq(sf_proto_OffsetFetchRequest_decode(&rb, v, &arena, &req), SF_OK);
+        /* RequireStable (read_committed members) from v7 */
+        ck_assert_int_eq(req.RequireStable, v >= 7 && (v & 1));
         if (v < 8)
             ck_assert_int_eq(req.Topics[0].PartitionIndexes[0], 3);
         else
             ck_assert_int_eq(req.Groups[0].Topics[0].PartitionIndexes[0], 3);
         sf_wbuf_reset(&wb);
         /* Every partition: a null list, which v0 and v1 cannot say. */
-        ck_assert_int_eq(sf_cgroup_fetch_encode(&wb, v, "g", NULL, 0),
+        ck_assert_int_eq(sf_cgroup_fetch_encode(&wb, v, "g", NULL, 0, 0),
                          v < 2 ? SF_ERR_UNSUPPORTED : SF_OK);
         sf_arena_reset(&arena);
         sf_wbuf_free(&wb);
@@ -588,7 +590,7 @@ START_TEST(test_findcoord_codec) {
     for (v = 0; v <= SF_CGROUP_FINDCOORD_MAX; v++) {
         sf_wbuf_init(&wb);
         sf_arena_init(&arena, 0);
-        ck_assert_int_eq(sf_cgroup_findcoord_encode(&wb, v, "grp"), SF_OK);
+        ck_assert_int_eq(sf_cgroup_findcoord_encode(&wb, v, "grp", 0), SF_OK);
         sf_rbuf_init(&rb, wb.p, wb.len);
         ck_assert_int_eq(sf_proto_FindCoordinatorRequest_decode(&rb, v, &arena, &req), SF_OK);
         ck_assert(v < 4 ? sf_slice_eq(req.Key, "grp") : sf_slice_eq(req.CoordinatorKeys[0], "grp"));

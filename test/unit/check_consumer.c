@@ -88,7 +88,8 @@ static size_t add_compressed(sf_wbuf_t *wb, sf_compress_codec_t codec, int first
 /* Decode @len bytes at @p for cons-t [7] from offset @from. */
 static int parse(const uint8_t *p, size_t len, int64_t from, int check_crcs, size_t cap,
                  sf_consumer_parse_t *res) {
-    return sf_consumer_parse_records(test_pool, "cons-t", 7, p, len, from, check_crcs, cap, res);
+    return sf_consumer_parse_records(test_pool, "cons-t", 7, p, len, from, NULL, 0, check_crcs, cap,
+                                     res);
 }
 
 /* Check that @m is record @r as make_records wrote it. */
@@ -240,6 +241,70 @@ START_TEST(test_crc_corruption) {
 }
 END_TEST
 
+/* Append a transactional batch of @pid: records @first..@first+@n-1, or (@n 0) its marker at
+ * @first. */
+static void add_txn_batch(sf_wbuf_t *wb, int64_t pid, int first, int n) {
+    sf_recbatch_record_t recs[64], marker;
+    sf_recbatch_hdr_t h;
+    memset(&h, 0, sizeof(h));
+    h.BaseOffset = first;
+    h.Magic = 2;
+    h.Attributes = SF_RECBATCH_ATTR_TRANSACTIONAL | (n ? 0 : SF_RECBATCH_ATTR_CONTROL);
+    h.BaseTimestamp = TS0 + first * 10;
+    h.ProducerId = pid;
+    h.BaseSequence = n ? 0 : -1;
+    make_records(recs, first, n);
+    memset(&marker, 0, sizeof(marker));
+    marker.timestamp = TS0 + first * 10;
+    marker.key = S("\0\0\0\0"); /* version 0, ABORT (a COMMIT is skipped alike) */
+    marker.key.len = 4;
+    marker.value = S("\0\0\0\0\0\0");
+    marker.value.len = 6;
+    ck_assert_int_eq(sf_recbatch_build_hdr(wb, &h, n ? recs : &marker, n ? n : 1), SF_OK);
+}
+
+/* read_committed: the batches of the aborted transactions the answer lists are skipped up to
+ * their markers; a later transaction of the same producer, and other producers', are not. */
+START_TEST(test_aborted_transactions_skipped) {
+    static const sf_consumer_aborted_t aborted[] = {{7, 9}, {5, 0}}; /* in any order */
+    static const int64_t want[] = {3, 4, 6, 7, 11, 12};
+    sf_consumer_parse_t res;
+    sf_wbuf_t wb;
+    size_t i;
+    sf_wbuf_init(&wb);
+    add_txn_batch(&wb, 5, 0, 2);  /* 0-1: producer 5, aborted */
+    add_txn_batch(&wb, 5, 2, 0);  /* 2: its abort marker */
+    add_txn_batch(&wb, 6, 3, 2);  /* 3-4: producer 6, committed */
+    add_txn_batch(&wb, 6, 5, 0);  /* 5: its commit marker */
+    add_batch(&wb, 6, 1);         /* 6: not transactional */
+    add_txn_batch(&wb, 5, 7, 1);  /* 7: producer 5's next transaction, committed */
+    add_txn_batch(&wb, 5, 8, 0);  /* 8: its marker */
+    add_txn_batch(&wb, 7, 9, 1);  /* 9: producer 7, aborted */
+    add_txn_batch(&wb, 7, 10, 0); /* 10: its marker */
+    add_batch(&wb, 11, 2);        /* 11-12 */
+    ck_assert_int_eq(sf_consumer_parse_records(test_pool, "cons-t", 7, wb.p, wb.len, 0, aborted,
+                                               2, 1, CAP, &res),
+                     SF_OK);
+    ck_assert_int_eq(res.err, 0);
+    ck_assert(res.next_offset == 13);
+    ck_assert_uint_eq(sf_consumer_chunk_remaining(res.chunk), 6);
+    for (i = 0; i < 6; i++) {
+        sf_message_t *m = sf_consumer_chunk_take(res.chunk);
+        ck_assert_int_eq(m->offset, want[i]);
+        sf_message_destroy(m);
+    }
+    sf_wbuf_free(&wb);
+    /* read_uncommitted (no list): every record. */
+    sf_wbuf_init(&wb);
+    add_txn_batch(&wb, 5, 0, 2);
+    add_txn_batch(&wb, 5, 2, 0);
+    ck_assert_int_eq(parse(wb.p, wb.len, 0, 1, CAP, &res), SF_OK);
+    ck_assert_uint_eq(sf_consumer_chunk_remaining(res.chunk), 2);
+    sf_consumer_chunk_drop(res.chunk);
+    sf_wbuf_free(&wb);
+}
+END_TEST
+
 START_TEST(test_control_batch_skipped) {
     sf_wbuf_t wb;
     int r;
@@ -371,7 +436,7 @@ START_TEST(test_header_lookup) {
     sf_wbuf_init(&wb);
     ck_assert_int_eq(sf_recbatch_build(&wb, 0, TS0, &rec, 1), SF_OK);
     ck_assert_int_eq(
-        sf_consumer_parse_records(test_pool, "t", 0, wb.p, wb.len, 0, 1, CAP, &res), SF_OK);
+        sf_consumer_parse_records(test_pool, "t", 0, wb.p, wb.len, 0, NULL, 0, 1, CAP, &res), SF_OK);
     m = sf_consumer_chunk_take(res.chunk);
     ck_assert_ptr_null(m->key);
     ck_assert_ptr_nonnull(m->value); /* empty, not null */
@@ -567,12 +632,12 @@ END_TEST
 START_TEST(test_empty_and_tiny) {
     sf_consumer_parse_t res;
     uint8_t b[16] = {0};
-    ck_assert_int_eq(sf_consumer_parse_records(test_pool, "t", 0, b, 0, 5, 1, CAP, &res), SF_OK);
+    ck_assert_int_eq(sf_consumer_parse_records(test_pool, "t", 0, b, 0, 5, NULL, 0, 1, CAP, &res), SF_OK);
     ck_assert_ptr_null(res.chunk);
     ck_assert(res.next_offset == 5);
     ck_assert_uint_eq(res.partial_size, 0);
     ck_assert_int_eq(res.err, 0);
-    ck_assert_int_eq(sf_consumer_parse_records(test_pool, "t", 0, b, 12, 5, 1, CAP, &res), SF_OK);
+    ck_assert_int_eq(sf_consumer_parse_records(test_pool, "t", 0, b, 12, 5, NULL, 0, 1, CAP, &res), SF_OK);
     ck_assert_ptr_null(res.chunk);
     ck_assert_uint_eq(res.partial_size, 12);
     ck_assert_int_eq(res.err, 0);
@@ -766,7 +831,7 @@ START_TEST(test_pool_reuse) {
         add_batch(&wb, i * 50, 50);
     ck_assert_uint_gt(wb.len, 64 * 1024);
     for (i = 0; i < 3; i++) {
-        ck_assert_int_eq(sf_consumer_parse_records(pool, "cons-t", 7, wb.p, wb.len, 0, 1, CAP,
+        ck_assert_int_eq(sf_consumer_parse_records(pool, "cons-t", 7, wb.p, wb.len, 0, NULL, 0, 1, CAP,
                                                    &res),
                          SF_OK);
         ck_assert_uint_eq(sf_consumer_chunk_remaining(res.chunk), 10000);
@@ -794,6 +859,7 @@ static Suite *consumer_suite(void) {
     tcase_add_test(core, test_compressed_batches);
     tcase_add_test(core, test_crc_corruption);
     tcase_add_test(core, test_control_batch_skipped);
+    tcase_add_test(core, test_aborted_transactions_skipped);
     tcase_add_test(core, test_log_append_time);
     tcase_add_test(core, test_message_headers_and_ownership);
     tcase_add_test(core, test_header_lookup);
