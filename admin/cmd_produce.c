@@ -31,6 +31,13 @@ static const char produce_usage[] =
     "  --batch-size BYTES     batch size per partition (default 16384)\n"
     "  --report-file FILE     write one line per acknowledged record to FILE:\n"
     "                         LINE<TAB>PARTITION<TAB>OFFSET (LINE counts input lines from 1)\n"
+    "  --transactional-id ID  write in transactions of that transactional.id, each of up to\n"
+    "                         --transaction-size records (default 1000) and the rest at the\n"
+    "                         end of the input: read_committed consumers see a transaction's\n"
+    "                         records together once it commits; one that fails is aborted\n"
+    "                         (exit 1), as is the open one when a line cannot be sent. A\n"
+    "                         second producer with the same id fences this one\n"
+    "  --transaction-size N   records per transaction\n"
     "  -v, --verbose          print \"N records produced\" to standard error at the end\n"
     "\n"
     "A send waits up to --timeout ms for the topic's metadata or for buffer room (unless\n"
@@ -48,7 +55,9 @@ enum {
     OPT_COMPRESSION,
     OPT_LINGER,
     OPT_BATCH,
-    OPT_REPORT
+    OPT_REPORT,
+    OPT_TXN_ID,
+    OPT_TXN_SIZE
 };
 
 /* Delivery outcomes, updated by the callback (which runs in this thread, from poll/flush). */
@@ -91,6 +100,25 @@ static void produce_on_delivery(const sf_delivery_t *d, void *opaque) {
         produce_st.report_err = errno ? errno : EIO;
 }
 
+/* --transactional-id: abort the open transaction. Returns SF_OK or the error (printed). */
+static int abort_txn(sf_producer_t *p, const sf_cli_t *cli) {
+    int err = sf_producer_abort_transaction(p, cli->timeout_ms);
+    if (err)
+        sf_cli_fail(cli, "aborting the transaction", err);
+    return err;
+}
+
+/* Commit the open transaction; one that cannot commit is aborted. Returns SF_OK or the
+ * commit's error (printed). */
+static int txn_end(sf_producer_t *p, const sf_cli_t *cli) {
+    int err = sf_producer_commit_transaction(p, cli->timeout_ms);
+    if (err) {
+        sf_cli_fail(cli, "committing a transaction (aborted)", err);
+        abort_txn(p, cli);
+    }
+    return err;
+}
+
 int sf_cmd_produce(sf_cli_t *cli, int argc, char **argv) {
     static const struct option longopts[] = {
         SF_CLI_LONGOPTS,
@@ -102,6 +130,8 @@ int sf_cmd_produce(sf_cli_t *cli, int argc, char **argv) {
         {"linger-ms", required_argument, NULL, OPT_LINGER},
         {"batch-size", required_argument, NULL, OPT_BATCH},
         {"report-file", required_argument, NULL, OPT_REPORT},
+        {"transactional-id", required_argument, NULL, OPT_TXN_ID},
+        {"transaction-size", required_argument, NULL, OPT_TXN_SIZE},
         {"verbose", no_argument, NULL, 'v'},
         {NULL, 0, NULL, 0}};
     sf_clidata_headers_t headers = {0};
@@ -110,11 +140,12 @@ int sf_cmd_produce(sf_cli_t *cli, int argc, char **argv) {
     char *keysep = NULL, *line = NULL;
     const char *keysep_arg = NULL;
     size_t keysep_len = 0, cap = 0;
-    long long partition = SF_PARTITION_ANY, lineno = 0, sent = 0;
+    long long partition = SF_PARTITION_ANY, lineno = 0, sent = 0, txn_size = 1000, in_txn = 0;
+    const char *txn_id = NULL;
     int verbose = 0, rc = SF_CLI_EXIT_USAGE, c, stop_err = 0;
     long long stop_line = 0;
     size_t stop_size = 0;
-    enum { STOP_EOF, STOP_READ, STOP_NOSEP, STOP_SEND } stop = STOP_EOF;
+    enum { STOP_EOF, STOP_READ, STOP_NOSEP, STOP_SEND, STOP_TXN } stop = STOP_EOF;
     sf_conf_t *conf = NULL;
     sf_producer_t *p = NULL;
     char errstr[512];
@@ -156,6 +187,11 @@ int sf_cmd_produce(sf_cli_t *cli, int argc, char **argv) {
         case OPT_LINGER: po.linger_ms = optarg; break;
         case OPT_BATCH: po.batch_size = optarg; break;
         case OPT_REPORT: report_path = optarg; break;
+        case OPT_TXN_ID: txn_id = optarg; break;
+        case OPT_TXN_SIZE:
+            if (sf_cli_parse_int(cli, "--transaction-size", optarg, 1, INT32_MAX, &txn_size) < 0)
+                goto out;
+            break;
         case 'v': verbose = 1; break;
         default:
             goto out;
@@ -166,7 +202,9 @@ int sf_cmd_produce(sf_cli_t *cli, int argc, char **argv) {
 
     if (!(conf = sf_cli_conf(cli)))
         goto out;
-    if (sf_clidata_prodopts_apply(cli, conf, &po) < 0 || sf_clidata_conf_block(cli, conf) < 0)
+    if (sf_clidata_prodopts_apply(cli, conf, &po) < 0 || sf_clidata_conf_block(cli, conf) < 0 ||
+        (txn_id && sf_clidata_conf_set(cli, conf, "--transactional-id", "transactional.id",
+                                       txn_id) < 0))
         goto out;
     memset(&produce_st, 0, sizeof(produce_st));
     if (report_path) {
@@ -198,6 +236,10 @@ int sf_cmd_produce(sf_cli_t *cli, int argc, char **argv) {
     if (!p) {
         sf_cli_error(cli, "cannot create a producer: %s", errstr[0] ? errstr : "unknown error");
         rc = SF_CLI_EXIT_USAGE;
+        goto restore;
+    }
+    if (txn_id && (stop_err = sf_producer_init_transactions(p, cli->timeout_ms)) != SF_OK) {
+        rc = sf_cli_fail(cli, "initialising the transactions", stop_err);
         goto restore;
     }
 
@@ -237,6 +279,12 @@ int sf_cmd_produce(sf_cli_t *cli, int argc, char **argv) {
             rec.value = s + keysep_len;
             rec.value_len = (size_t)len - rec.key_len - keysep_len;
         }
+        if (txn_id && !in_txn && (err = sf_producer_begin_transaction(p)) != SF_OK) {
+            stop = STOP_TXN;
+            stop_err = err;
+            break;
+        }
+        in_txn += txn_id != NULL;
         err = sf_producer_send(p, &rec, produce_on_delivery, (void *)(intptr_t)lineno);
         if (err) {
             stop_size = rec.key_len + rec.value_len;
@@ -247,6 +295,21 @@ int sf_cmd_produce(sf_cli_t *cli, int argc, char **argv) {
         }
         sent++;
         sf_producer_poll(p, 0);
+        if (in_txn >= txn_size && (stop_err = txn_end(p, cli)) != SF_OK) {
+            stop = STOP_TXN;
+            break;
+        }
+        in_txn = in_txn >= txn_size ? 0 : in_txn;
+    }
+    /* The open transaction: the input ended (or a signal stopped it) after whole lines, so
+     * it commits; a line that could not be sent or a read error aborts it. */
+    if (in_txn && stop != STOP_TXN) {
+        int err = stop == STOP_EOF && produce_interrupted < 2 ? txn_end(p, cli)
+                                                              : abort_txn(p, cli);
+        if (err && stop == STOP_EOF) {
+            stop = STOP_TXN;
+            stop_err = err;
+        }
     }
 
     /* Deliver what was read: flush in short steps so that a second signal can abandon it. */
@@ -277,7 +340,7 @@ int sf_cmd_produce(sf_cli_t *cli, int argc, char **argv) {
         rc = sf_cli_fail_hint(cli, what, stop_err, stop_err == SF_ERROR_TOOLARGE ? hint : NULL);
         if (rc == SF_CLI_EXIT_OK)
             rc = SF_CLI_EXIT_FAIL;
-    } else if (stop == STOP_READ) {
+    } else if (stop == STOP_READ || stop == STOP_TXN) {
         rc = SF_CLI_EXIT_FAIL;
     }
     if (produce_st.report) {

@@ -367,6 +367,7 @@ static sf_producer_batch_t *batch_new(sf_producer_acc_t *acc, sf_producer_part_t
     b->pid = -1;
     b->epoch = -1;
     b->seq = -1;
+    b->transactional = 0;
     b->err = 0;
     b->base_offset = -1;
     b->append_time = -1;
@@ -668,6 +669,8 @@ static void batch_header_write(const sf_producer_batch_t *b, uint8_t *p, size_t 
     sf_store_be32(p + SF_RECBATCH_OFF_BATCH_LENGTH, (uint32_t)(len - SF_RECBATCH_LOG_OVERHEAD));
     sf_store_be32(p + SF_RECBATCH_OFF_LEADER_EPOCH, (uint32_t)-1);
     p[SF_RECBATCH_OFF_MAGIC] = 2;
+    if (b->transactional)
+        attributes |= SF_RECBATCH_ATTR_TRANSACTIONAL;
     sf_store_be16(p + SF_RECBATCH_OFF_ATTRIBUTES, (uint16_t)attributes);
     sf_store_be32(p + SF_RECBATCH_OFF_LAST_OFFSET_DELTA, (uint32_t)(b->count - 1));
     sf_store_be64(p + SF_RECBATCH_OFF_BASE_TIMESTAMP, (uint64_t)b->base_ts);

@@ -12,6 +12,7 @@
 #include "client.h"
 #include "clientconf.h"
 #include "clock.h"
+#include "coord.h"
 #include "err.h"
 #include "proto.h"
 #include "streamflow.h"
@@ -89,21 +90,11 @@ int64_t sf_admin_deadline(sf_admin_t *a, int timeout_ms) {
 }
 
 int sf_admin_ms_left(int64_t deadline) {
-    int64_t left = deadline - sf_clock_mono_ms();
-    return left > 0 ? (int)left : 0;
+    return sf_coord_ms_left(deadline);
 }
 
 void sf_admin_backoff(sf_admin_t *a, int64_t deadline) {
-    int ms = sf_client_conf(a->cl)->retry_backoff_ms, left = sf_admin_ms_left(deadline);
-    struct timespec ts;
-    if (ms > left)
-        ms = left;
-    if (ms <= 0)
-        return;
-    ts.tv_sec = ms / 1000;
-    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-    while (nanosleep(&ts, &ts) != 0)
-        ;
+    sf_coord_backoff(a->cl, deadline);
 }
 
 int sf_admin_decoded(int rc) {

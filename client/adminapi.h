@@ -34,12 +34,4 @@ int sf_admin_each_broker(sf_admin_t *a, int64_t deadline, int16_t api, int16_t m
                          sf_client_encode_fn enc, sf_client_decode_fn dec, void *arg,
                          int32_t *broker, int16_t *kerr);
 
-/* Send a request to the coordinator of @key (FindCoordinator @key_type: 0 a group, 1 a
- * transactional id; *@coord, when not NULL, gets its id). When @dec returns one of the
- * coordinator's errors (NOT_COORDINATOR, ...), the coordinator is found again and the request
- * sent again, until @deadline. */
-int sf_admin_coord_call(sf_admin_t *a, const char *key, int8_t key_type, int16_t api,
-                        int16_t max_version, sf_client_encode_fn enc, sf_client_decode_fn dec,
-                        void *arg, int64_t deadline, int32_t *coord);
-
 #endif

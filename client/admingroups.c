@@ -13,6 +13,7 @@
 #include "cgroup.h"
 #include "clientconf.h"
 #include "clock.h"
+#include "coord.h"
 #include "err.h"
 #include "proto.h"
 
@@ -91,67 +92,11 @@ static int tplist_give(tplist_t *l, sf_topic_partition_t **out, size_t *count) {
  * The coordinator
  * ------------------------------------------------------------------------------------------ */
 
-typedef struct fc_call {
-    const char *key;
-    int8_t key_type;
-    int32_t node;
-    int16_t kerr;
-} fc_call_t;
-
-static int fc_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
-    fc_call_t *c = arg;
-    return sf_cgroup_findcoord_encode(wb, version, c->key, c->key_type);
-}
-
-static int fc_decode(sf_rbuf_t *body, int16_t version, void *arg) {
-    fc_call_t *c = arg;
-    return sf_cgroup_findcoord_decode(body, version, &c->node, &c->kerr);
-}
-
-static int coord_find(sf_admin_t *a, const char *key, int8_t key_type, int64_t deadline,
-                      int32_t *node) {
-    for (;;) {
-        fc_call_t fc = {key, key_type, -1, 0};
-        int rc, left = sf_admin_ms_left(deadline);
-        if (left <= 0)
-            return SF_ERROR_TIMED_OUT;
-        rc = sf_client_call(sf_admin_client(a), SF_CLIENT_ANY_BROKER,
-                            SF_PROTO_API_FindCoordinator, SF_CGROUP_FINDCOORD_MAX, fc_encode,
-                            fc_decode, &fc, left);
-        if (rc == SF_OK)
-            rc = sf_client_kerr(fc.kerr);
-        if (rc == SF_OK) {
-            *node = fc.node;
-            return SF_OK;
-        }
-        if (!sf_cgroup_coord_retriable(rc))
-            return rc;
-        sf_admin_backoff(a, deadline);
-    }
-}
-
-int sf_admin_coord_call(sf_admin_t *a, const char *key, int8_t key_type, int16_t api,
-                        int16_t max_version, sf_client_encode_fn enc, sf_client_decode_fn dec,
-                        void *arg, int64_t deadline, int32_t *coord) {
-    for (;;) {
-        int32_t node = -1;
-        int rc = coord_find(a, key, key_type, deadline, &node);
-        if (rc != SF_OK)
-            return rc;
-        if (coord)
-            *coord = node;
-        rc = sf_client_call(sf_admin_client(a), node, api, max_version, enc, dec, arg,
-                            sf_admin_ms_left(deadline) > 0 ? sf_admin_ms_left(deadline) : 1);
-        if (rc == SF_OK || !sf_cgroup_coord_retriable(rc) || sf_admin_ms_left(deadline) <= 0)
-            return rc;
-        sf_admin_backoff(a, deadline);
-    }
-}
-
 static int coord_call(sf_admin_t *a, const char *group, int16_t api, int16_t max_version,
                       sf_client_encode_fn enc, sf_client_decode_fn dec, void *arg,
                       int64_t deadline, int32_t *coord) {
-    return sf_admin_coord_call(a, group, 0, api, max_version, enc, dec, arg, deadline, coord);
+    return sf_coord_call(sf_admin_client(a), group, SF_COORD_GROUP, api, max_version, enc, dec,
+                         arg, deadline, coord);
 }
 
 /* 1 when @kerr is a coordinator error worth asking again for. */

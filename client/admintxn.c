@@ -6,6 +6,7 @@
 #include "adminapi.h"
 #include "arena.h"
 #include "cgroup.h"
+#include "coord.h"
 #include "proto.h"
 
 #define LISTTXNS_MAX 1
@@ -215,9 +216,9 @@ int sf_admin_describe_transaction(sf_admin_t *a, const char *transactional_id, i
         *info = NULL;
     if (!a || !transactional_id || !transactional_id[0] || !info)
         return SF_ERROR_INVALID;
-    rc = sf_admin_coord_call(a, transactional_id, 1, SF_PROTO_API_DescribeTransactions,
-                             DESCRIBETXNS_MAX, dt_encode, dt_decode, &c,
-                             sf_admin_deadline(a, timeout_ms), &coord);
+    rc = sf_coord_call(sf_admin_client(a), transactional_id, SF_COORD_TRANSACTION,
+                       SF_PROTO_API_DescribeTransactions, DESCRIBETXNS_MAX, dt_encode, dt_decode,
+                       &c, sf_admin_deadline(a, timeout_ms), &coord);
     if (rc == SF_OK)
         rc = c.err;
     if (rc != SF_OK) {

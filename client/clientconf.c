@@ -99,6 +99,8 @@ static const key_def_t keys[] = {
     {"delivery.timeout.ms", KT_INT, F(delivery_timeout_ms), 1, IMAX, "120000", NULL, NULL},
     {"retries", KT_INT, F(retries), 0, IMAX, "2147483647", NULL, NULL},
     {"enable.idempotence", KT_BOOL, F(enable_idempotence), 0, 0, "true", NULL, NULL},
+    {"transactional.id", KT_STRING, F(transactional_id), 0, 0, NULL, NULL, NULL},
+    {"transaction.timeout.ms", KT_INT, F(transaction_timeout_ms), 1, IMAX, "60000", NULL, NULL},
     {"max.block.ms", KT_INT, F(max_block_ms), 0, IMAX, "60000", NULL, NULL},
     {"buffer.memory", KT_INT64, F(buffer_memory), 1024, INT64_MAX, "33554432", NULL, NULL},
     {"max.request.size", KT_INT, F(max_request_size), 1024, 1 << 30, "1048576", NULL, NULL},
@@ -421,14 +423,21 @@ sf_clientconf_t *sf_clientconf_parse(const sf_conf_t *conf, char *errstr, size_t
         sf_clientconf_free(cc);
         return NULL;
     }
-    if (cc->enable_idempotence && (cc->acks != -1 || cc->retries == 0)) {
-        /* As the Java client: a conflict turns the default off, and fails an explicit true. */
-        if (conf->values[key_find("enable.idempotence") - keys]) {
-            sf_errf(errstr, errstr_size, "enable.idempotence: needs acks=all and retries above 0");
+    if ((cc->enable_idempotence || cc->transactional_id) && (cc->acks != -1 || cc->retries == 0)) {
+        /* As the Java client: a conflict turns the default off, and fails an explicit true
+         * (a transactional producer is idempotent). */
+        if (conf->values[key_find("enable.idempotence") - keys] || cc->transactional_id) {
+            sf_errf(errstr, errstr_size, "%s: needs acks=all and retries above 0",
+                    cc->transactional_id ? "transactional.id" : "enable.idempotence");
             sf_clientconf_free(cc);
             return NULL;
         }
         cc->enable_idempotence = 0;
+    }
+    if (cc->transactional_id && !cc->enable_idempotence) {
+        sf_errf(errstr, errstr_size, "transactional.id: needs enable.idempotence");
+        sf_clientconf_free(cc);
+        return NULL;
     }
     if (cc->reconnect_backoff_max_ms < cc->reconnect_backoff_ms)
         cc->reconnect_backoff_max_ms = cc->reconnect_backoff_ms;

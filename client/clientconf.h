@@ -49,6 +49,8 @@ struct sf_clientconf {
     int retries;                  /* retries, 2147483647 */
     int enable_idempotence;       /* enable.idempotence, true unless acks or retries conflict
                                    * (then an error if it was set explicitly) */
+    char *transactional_id;       /* transactional.id (NULL: not transactional) */
+    int transaction_timeout_ms;   /* transaction.timeout.ms, 60000 */
     int max_block_ms;             /* max.block.ms, 60000 */
     int64_t buffer_memory;        /* buffer.memory, 33554432 */
     int max_request_size;         /* max.request.size, 1048576 */

@@ -70,6 +70,17 @@ static void init_response(sf_client_t *cl, int err, int32_t broker_id, int16_t v
     id->wake(id->arg);
 }
 
+void sf_idem_external(sf_idem_t *id) {
+    id->external = 1;
+}
+
+void sf_idem_set(sf_idem_t *id, int64_t pid, int16_t epoch) {
+    id->pid = pid;
+    id->epoch = epoch;
+    id->tries = 0;
+    id->state = SF_IDEM_READY;
+}
+
 int sf_idem_ready(sf_idem_t *id, sf_client_t *cl, int64_t now, int64_t *next) {
     switch (id->state) {
     case SF_IDEM_OFF:
@@ -81,6 +92,8 @@ int sf_idem_ready(sf_idem_t *id, sf_client_t *cl, int64_t now, int64_t *next) {
         id->retry_at = now;
         /* fall through */
     case SF_IDEM_NEED:
+        if (id->external)
+            return 0; /* the application takes the next one (sf_idem_set) */
         if (now < id->retry_at) {
             if (id->retry_at < *next)
                 *next = id->retry_at;

@@ -37,10 +37,16 @@ typedef struct sf_idem {
     int tries;        /* InitProducerId failures in a row (for the backoff) */
     void (*wake)(void *arg); /* run when a producer id arrived */
     void *arg;
+    int external; /* a transactional producer: the application gets the producer id */
 } sf_idem_t;
 
 /* Start in SF_IDEM_NEED when @enabled, else SF_IDEM_OFF; @wake(@arg) runs the producer. */
 void sf_idem_init(sf_idem_t *id, int enabled, void (*wake)(void *), void *arg);
+
+/* A transactional producer (txnproducer.h): producer ids come from sf_idem_set, never
+ * asked for here; one that must be replaced waits in SF_IDEM_NEED for the next. */
+void sf_idem_external(sf_idem_t *id);
+void sf_idem_set(sf_idem_t *id, int64_t pid, int16_t epoch);
 
 /* 1 when batches may be sent now (idempotence off, or a producer id is ready). Otherwise
  * asks for a producer id when it is time and lowers *@next to when to look again. */

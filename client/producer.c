@@ -27,10 +27,12 @@
 #include "client.h"
 #include "clientconf.h"
 #include "clock.h"
+#include "coord.h"
 #include "err.h"
 #include "idempotence.h"
 #include "producer.h"
 #include "proto.h"
+#include "txnproducer.h"
 
 /* ------------------------------------------------------------------------------------------
  * The producer handle
@@ -62,7 +64,15 @@ struct sf_producer {
     int32_t *leaders;           /* scratch of prod_topic_sync */
     int32_t capleaders;
     sf_idem_t idem;             /* enable.idempotence: producer id and sequences */
+    /* transactional.id (the calls of the application thread that runs the transactions) */
+    sf_txn_t txn;
+    int txn_state;              /* TXN_NONE, TXN_READY, TXN_OPEN */
+    uint32_t txn_gen;           /* the open transaction's number (parts' txn_gen) */
+    int txn_err;                /* the first record of the open transaction that failed */
+    int txn_fatal;              /* fenced: every transactional call fails with it */
 };
+
+enum { TXN_NONE, TXN_READY, TXN_OPEN }; /* before init_transactions; between; in one */
 
 /* One ProduceRequest: a batch of each of several partitions led by one broker. */
 typedef struct prod_req {
@@ -154,6 +164,8 @@ static int prod_topic_get(sf_producer_t *p, const char *name, sf_producer_topic_
  * queue its report, or drop it at once when nobody asked for one. */
 static void prod_finish(sf_producer_t *p, sf_producer_batch_t *b, int err) {
     b->err = err;
+    if (err && b->transactional && !p->txn_err)
+        p->txn_err = err; /* the transaction cannot commit */
     if (err && err != SF_ERROR_DESTROYED)
         sf_idem_failed(&p->idem, b->part, b, err);
     if (err) {
@@ -488,6 +500,7 @@ static void prod_run_once(sf_producer_t *p) {
                     break;
                 b = sf_producer_acc_take(acc, part);
                 sf_idem_stamp(&p->idem, part, b);
+                b->transactional = p->cc->transactional_id != NULL;
                 rc = sf_producer_batch_close(b, p->cc->compression, p->cc->compression_level);
                 if (rc != SF_OK && rc != SF_ERR_NOMEM)
                     sf_client_log(p->cl, SF_LOG_LEVEL_WARNING,
@@ -762,6 +775,11 @@ sf_producer_t *sf_producer_new(const sf_conf_t *conf, char *errstr, size_t errst
     ac.partitioner_murmur2 = p->cc->partitioner_murmur2;
     sf_client_lock(p->cl);
     sf_idem_init(&p->idem, p->cc->enable_idempotence, prod_idem_wake, p);
+    if (p->cc->transactional_id) {
+        sf_idem_external(&p->idem);
+        p->txn.id = p->cc->transactional_id;
+        p->txn.timeout_ms = p->cc->transaction_timeout_ms;
+    }
     rc = sf_producer_acc_init(&p->acc, &ac,
                               (uint64_t)sf_clock_wall_ms() * 2654435761u ^ (uintptr_t)p);
     p->ready = rc == SF_OK;
@@ -774,6 +792,26 @@ sf_producer_t *sf_producer_new(const sf_conf_t *conf, char *errstr, size_t errst
         return NULL;
     }
     return p;
+}
+
+/* A transactional producer's record goes to a partition of the open transaction: added to it
+ * first (lock held, released meanwhile). */
+static int txn_partition(sf_producer_t *p, sf_producer_part_t *part) {
+    uint32_t gen = p->txn_gen;
+    int rc;
+    if (p->txn_fatal || p->txn_state != TXN_OPEN)
+        return p->txn_fatal ? p->txn_fatal : SF_ERROR_STATE;
+    if (part->txn_gen == gen)
+        return SF_OK;
+    sf_client_unlock(p->cl);
+    rc = sf_txn_add_partition(p->cl, &p->txn, part->topic->name, part->id,
+                              sf_clock_mono_ms() + p->cc->max_block_ms);
+    sf_client_lock(p->cl);
+    if (sf_txn_fatal(rc))
+        p->txn_fatal = rc;
+    if (rc == SF_OK)
+        part->txn_gen = gen;
+    return rc;
 }
 
 int sf_producer_send(sf_producer_t *p, const sf_record_t *rec, sf_delivery_cb *cb,
@@ -828,6 +866,8 @@ int sf_producer_send(sf_producer_t *p, const sf_record_t *rec, sf_delivery_cb *c
         goto out;
     }
     part = t->parts[pid];
+    if (p->txn.id && (rc = txn_partition(p, part)) != SF_OK)
+        goto out;
     rc = sf_producer_acc_append(&p->acc, part, rec, fixed, ts, -1, cb, opaque, &charged, &ev);
     if (rc != SF_OK) {
         rc = rc == SF_ERR_TOOLARGE ? SF_ERROR_TOOLARGE : SF_ERROR_NOMEM;
@@ -906,6 +946,123 @@ size_t sf_producer_outstanding(sf_producer_t *p) {
     n = p->outstanding;
     sf_client_unlock(p->cl);
     return n;
+}
+
+/* ---- transactions (transactional.id) ---- */
+
+static int64_t txn_deadline(int timeout_ms) {
+    return sf_clock_mono_ms() + (timeout_ms < 0 ? INT32_MAX : timeout_ms);
+}
+
+/* SF_OK when @p is transactional, not fenced and in @state. */
+static int txn_check(sf_producer_t *p, int state) {
+    int rc;
+    if (!p)
+        return SF_ERROR_INVALID;
+    sf_client_lock(p->cl);
+    rc = !p->txn.id ? SF_ERROR_STATE : p->txn_fatal ? p->txn_fatal
+                                     : p->txn_state == state ? SF_OK : SF_ERROR_STATE;
+    sf_client_unlock(p->cl);
+    return rc;
+}
+
+/* @rc of a transactional call: a fencing ends the producer's transactions. */
+static int txn_result(sf_producer_t *p, int rc) {
+    if (sf_txn_fatal(rc)) {
+        sf_client_lock(p->cl);
+        p->txn_fatal = rc;
+        sf_client_unlock(p->cl);
+        sf_client_log(p->cl, SF_LOG_LEVEL_ERR, "producer: transactional id %s: %s", p->txn.id,
+                      sf_error_name(rc));
+    }
+    return rc;
+}
+
+/* A producer id and epoch for the transactional id (fencing older producers with it). */
+static int txn_new_pid(sf_producer_t *p, int64_t deadline) {
+    int rc = sf_txn_init_pid(p->cl, &p->txn, deadline);
+    if (rc == SF_OK) {
+        sf_client_lock(p->cl);
+        sf_idem_set(&p->idem, p->txn.pid, p->txn.epoch);
+        sf_client_unlock(p->cl);
+        sf_client_wake(p->cl);
+    }
+    return txn_result(p, rc);
+}
+
+/* The open transaction ends: @state next. */
+static void txn_set(sf_producer_t *p, int state) {
+    sf_client_lock(p->cl);
+    p->txn_state = state;
+    if (state == TXN_OPEN) {
+        p->txn_gen++;
+        p->txn_err = 0;
+    }
+    sf_client_unlock(p->cl);
+}
+
+int sf_producer_init_transactions(sf_producer_t *p, int timeout_ms) {
+    int rc = txn_check(p, TXN_NONE);
+    if (rc == SF_OK && (rc = txn_new_pid(p, txn_deadline(timeout_ms))) == SF_OK)
+        txn_set(p, TXN_READY);
+    return rc;
+}
+
+int sf_producer_begin_transaction(sf_producer_t *p) {
+    int rc = txn_check(p, TXN_READY);
+    if (rc == SF_OK)
+        txn_set(p, TXN_OPEN);
+    return rc;
+}
+
+int sf_producer_send_offsets_to_transaction(sf_producer_t *p, const sf_topic_partition_t *offsets,
+                                            size_t count, const char *group_id,
+                                            int timeout_ms) {
+    int rc = txn_check(p, TXN_OPEN);
+    if (rc == SF_OK && (!group_id || !group_id[0] || (count && !offsets)))
+        rc = SF_ERROR_INVALID;
+    if (rc == SF_OK)
+        rc = txn_result(p, sf_txn_commit_offsets(p->cl, &p->txn, group_id, offsets, count,
+                                                 txn_deadline(timeout_ms)));
+    return rc;
+}
+
+int sf_producer_commit_transaction(sf_producer_t *p, int timeout_ms) {
+    int64_t deadline = txn_deadline(timeout_ms);
+    int rc = txn_check(p, TXN_OPEN);
+    if (rc == SF_OK)
+        rc = sf_producer_flush(p, sf_coord_ms_left(deadline));
+    if (rc == SF_OK) {
+        sf_client_lock(p->cl);
+        rc = p->txn_err; /* a record failed: only an abort ends the transaction */
+        sf_client_unlock(p->cl);
+    }
+    if (rc == SF_OK && (rc = txn_result(p, sf_txn_end(p->cl, &p->txn, 1, deadline))) == SF_OK)
+        txn_set(p, TXN_READY);
+    return rc;
+}
+
+int sf_producer_abort_transaction(sf_producer_t *p, int timeout_ms) {
+    int64_t deadline = txn_deadline(timeout_ms);
+    int rc = txn_check(p, TXN_OPEN), renew;
+    if (rc != SF_OK)
+        return rc;
+    /* The records not sent yet fail (SF_ERROR_STATE); those in flight are waited for. */
+    sf_client_lock(p->cl);
+    prod_fail_queued(p, SF_ERROR_STATE);
+    sf_client_unlock(p->cl);
+    rc = sf_producer_flush(p, sf_coord_ms_left(deadline));
+    if (rc == SF_OK)
+        rc = txn_result(p, sf_txn_end(p->cl, &p->txn, 0, deadline));
+    /* A producer id the leaders lost track of is replaced (bumping the epoch). */
+    sf_client_lock(p->cl);
+    renew = p->idem.state != SF_IDEM_READY;
+    sf_client_unlock(p->cl);
+    if (rc == SF_OK && renew)
+        rc = txn_new_pid(p, deadline);
+    if (rc == SF_OK)
+        txn_set(p, TXN_READY);
+    return rc;
 }
 
 void sf_producer_destroy(sf_producer_t *p) {

@@ -69,6 +69,7 @@ struct sf_producer_batch {
     int64_t pid;                /* idempotence.h: the producer id it carries (-1: none) */
     int16_t epoch;              /* ... its epoch */
     int32_t seq;                /* ... and its first sequence number */
+    int transactional;          /* written in a transaction (the header's attribute) */
     /* outcome (valid once done) */
     int err;
     int64_t base_offset;        /* -1 when unknown (acks=0, failure) */
@@ -86,6 +87,7 @@ struct sf_producer_part {
     int64_t seq_pid;                /* idempotence.h: the producer id of next_seq (-1) */
     int16_t seq_epoch;
     int32_t next_seq;               /* the sequence number of the next new batch */
+    uint32_t txn_gen;               /* the transaction it was added to (AddPartitionsToTxn) */
 };
 
 struct sf_producer_topic {

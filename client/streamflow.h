@@ -217,6 +217,36 @@ SF_API size_t sf_producer_outstanding(sf_producer_t *p);
  * callback is served before this returns. Call sf_producer_flush first to deliver them. */
 SF_API void sf_producer_destroy(sf_producer_t *p);
 
+/* Transactions (transactional.id set; transaction.timeout.ms): the records sent between
+ * begin and commit become visible to read_committed consumers together, with the consumer
+ * offsets sent to the transaction, or not at all (abort). One application thread runs the
+ * transactions; records may be sent from others while one is open. A call that fails with
+ * SF_ERROR_TIMED_OUT or a retriable error may be called again; PRODUCER_FENCED (another
+ * producer initialised the same transactional.id) ends the producer's transactions: every
+ * later call fails with it. */
+
+/* Take the transactional id's producer id (once, first): fences earlier producers with the
+ * id and ends their open transaction. */
+SF_API int sf_producer_init_transactions(sf_producer_t *p, int timeout_ms);
+/* Open a transaction (SF_ERROR_STATE when one is open, or before init). Sends are refused
+ * with SF_ERROR_STATE outside a transaction; a record's partition joins the transaction the
+ * first time it is written to (AddPartitionsToTxn; the send waits for it). */
+SF_API int sf_producer_begin_transaction(sf_producer_t *p);
+/* Commit the @count offsets (topic, partition and offset: the next record to consume) of
+ * group @group_id as part of the transaction (AddOffsetsToTxn, TxnOffsetCommit outside group
+ * management). */
+struct sf_topic_partition;
+SF_API int sf_producer_send_offsets_to_transaction(sf_producer_t *p,
+                                                   const struct sf_topic_partition *offsets,
+                                                   size_t count, const char *group_id,
+                                                   int timeout_ms);
+/* Flush, then commit. A record of the transaction that failed fails the commit with its
+ * error: the transaction can then only be aborted. */
+SF_API int sf_producer_commit_transaction(sf_producer_t *p, int timeout_ms);
+/* Abort: records not sent yet fail with SF_ERROR_STATE, those sent are never seen by
+ * read_committed consumers. */
+SF_API int sf_producer_abort_transaction(sf_producer_t *p, int timeout_ms);
+
 /* ------------------------------------------------------------------------------------------
  * Consumer: explicitly assigned partitions (sf_consumer_assign), or a consumer group
  * (group.id and sf_consumer_subscribe) whose coordinator hands out the partitions

@@ -5,7 +5,8 @@
 # consumer), fencing by a second producer with the same
 # transactional.id, a transaction that commits through its coordinator's failover (kill -9),
 # and a transaction left open aborted by its coordinator at its timeout; streamflow
-# transactions list|describe show them.
+# transactions list|describe show them; libstreamflow's transactional producer (streamflow
+# produce --transactional-id), killed with a transaction open.
 # The state of each transactional id is in ZooKeeper at /transactions/<id>.
 . "$(dirname "$0")/lib.sh"
 need_py confluent_kafka
@@ -78,4 +79,29 @@ start_broker "$victim"
 
 create_topic thang 3 3
 txn hanging thang || fail "a timed-out transaction"
+
+# libstreamflow's transactional producer: streamflow produce --transactional-id commits every
+# 100 lines. A producer killed with a transaction open (its records written) is fenced by the
+# next one with the id, whose init aborts that transaction: read_committed never sees it.
+create_topic tcli 3 3 min.insync.replicas=2
+seq 1 1000 | "${SF[@]}" produce tcli --transactional-id cli-txn --transaction-size 100 ||
+    fail "streamflow produce --transactional-id: status $?"
+mkfifo "$SF_TMP/in"
+exec 3<>"$SF_TMP/in" # open both ends: neither open below waits for the other
+"${SF[@]}" produce tcli --transactional-id cli-txn --transaction-size 100000 <"$SF_TMP/in" &
+CLIP=$!
+SF_PIDS+=("$CLIP")
+seq 5001 5050 >&3
+wait_until 30 "the open transaction's records" bash -c \
+    "'${SF[0]}' -b '$ALL' consume tcli --from-beginning --to-end -q | grep -qx 5050"
+kill -9 "$CLIP"
+wait "$CLIP" 2>/dev/null || true
+exec 3>&-
+seq 2001 2100 | "${SF[@]}" produce tcli --transactional-id cli-txn --transaction-size 30 ||
+    fail "the second streamflow produce --transactional-id: status $?"
+"${SF[@]}" consume tcli --from-beginning --to-end --isolation-level read_committed -q \
+    >"$SF_TMP/cli.txt" || fail "reading tcli: status $?"
+[[ $(sort -n "$SF_TMP/cli.txt" | md5sum) == "$( (seq 1 1000; seq 2001 2100) | md5sum)" ]] ||
+    fail "libstreamflow's transactions: read_committed got $(wc -l <"$SF_TMP/cli.txt") records"
+log "streamflow produce --transactional-id: 1,100 records committed, the killed one's 50 not"
 pass

@@ -5,7 +5,8 @@
 # a commit makes them the group's. Then a consume-transform-produce pipeline copies 100,000
 # numbered records in transactions that commit the consumer's offsets, through a kill -9 of
 # the pipeline (its restart fences the first producer and goes on from the committed offsets)
-# and of the group's coordinator: the output holds every record exactly once.
+# and of the group's coordinator: the output holds every record exactly once. Then the same
+# through libstreamflow's consumer and transactional producer (eoscopy), killed and restarted.
 . "$(dirname "$0")/lib.sh"
 need_py confluent_kafka
 start_cluster min.insync.replicas=2
@@ -43,4 +44,19 @@ log "killed $victim, the coordinator of g-eos, after $(progress) transactions"
 wait "$PIPE" || fail "the pipeline across the coordinator's failover"
 start_broker "$victim"
 eos verify eout "$N" || fail "exactly once"
+
+# The same pipeline on libstreamflow (eoscopy), killed after a few transactions and run again.
+EOSCOPY=$SF_BUILD_DIR/test/integration/eoscopy
+create_topic lout 3 3 min.insync.replicas=2
+"$EOSCOPY" "$ALL" ein lout g-lsf lsf-copy "$SF_TMP/lprogress" &
+PIPE=$!
+SF_PIDS+=("$PIPE")
+wait_until 60 "5 libstreamflow transactions" \
+    bash -c "(( \$(cat '$SF_TMP/lprogress' 2>/dev/null || echo 0) >= 5 ))"
+kill -9 "$PIPE"
+wait "$PIPE" 2>/dev/null || true
+log "libstreamflow pipeline killed after $(cat "$SF_TMP/lprogress") transactions"
+"$EOSCOPY" "$ALL" ein lout g-lsf lsf-copy "$SF_TMP/lprogress" ||
+    fail "the libstreamflow pipeline's second run: status $?"
+eos verify lout "$N" || fail "exactly once through libstreamflow"
 pass

@@ -66,6 +66,30 @@ START_TEST(test_idempotence_conflicts) {
 }
 END_TEST
 
+/* A transactional producer is idempotent: transactional.id fails with acks other than all,
+ * no retries or enable.idempotence=false, instead of turning idempotence off. */
+START_TEST(test_transactional_conflicts) {
+    sf_conf_t *conf = sf_conf_new();
+    sf_clientconf_t *cc;
+    char err[256];
+    ck_assert_int_eq(sf_conf_set(conf, "bootstrap.servers", "x:1", err, sizeof(err)), SF_OK);
+    ck_assert_int_eq(sf_conf_set(conf, "transactional.id", "t-1", err, sizeof(err)), SF_OK);
+    ck_assert_ptr_nonnull(cc = sf_clientconf_parse(conf, err, sizeof(err)));
+    ck_assert_str_eq(cc->transactional_id, "t-1");
+    ck_assert_int_eq(cc->transaction_timeout_ms, 60000);
+    ck_assert_int_eq(cc->enable_idempotence, 1);
+    sf_clientconf_free(cc);
+    ck_assert_int_eq(sf_conf_set(conf, "acks", "1", err, sizeof(err)), SF_OK);
+    ck_assert_ptr_null(sf_clientconf_parse(conf, err, sizeof(err)));
+    ck_assert_ptr_nonnull(strstr(err, "transactional.id"));
+    ck_assert_int_eq(sf_conf_set(conf, "acks", "all", err, sizeof(err)), SF_OK);
+    ck_assert_int_eq(sf_conf_set(conf, "enable.idempotence", "false", err, sizeof(err)), SF_OK);
+    ck_assert_ptr_null(sf_clientconf_parse(conf, err, sizeof(err)));
+    ck_assert_ptr_nonnull(strstr(err, "transactional.id"));
+    sf_conf_destroy(conf);
+}
+END_TEST
+
 START_TEST(test_values) {
     sf_conf_t *conf = sf_conf_new(), *dup;
     sf_clientconf_t *cc;
@@ -175,6 +199,7 @@ static Suite *clientconf_suite(void) {
     TCase *limits = tcase_create("limits");
     tcase_add_test(core, test_defaults);
     tcase_add_test(core, test_idempotence_conflicts);
+    tcase_add_test(core, test_transactional_conflicts);
     tcase_add_test(core, test_values);
     tcase_add_test(core, test_file);
     tcase_add_test(core, test_error_names);
