@@ -811,7 +811,7 @@ static int txn_partition(sf_producer_t *p, sf_producer_part_t *part) {
         p->txn_fatal = rc;
     if (rc == SF_OK)
         part->txn_gen = gen;
-    return rc;
+    return rc == SF_OK && p->stopping ? SF_ERROR_DESTROYED : rc;
 }
 
 int sf_producer_send(sf_producer_t *p, const sf_record_t *rec, sf_delivery_cb *cb,

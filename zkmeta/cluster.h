@@ -334,6 +334,8 @@ int sf_cluster_offsets_delete(sf_cluster_t *cl, const char *group, int bucket, i
 
 /* ---- Transaction state (the transaction coordinators; transactions.c) ---- */
 
+#define SF_CLUSTER_TXN_ID_MAX 255 /* bytes of a transactional id kept in ZooKeeper */
+
 /* /transactions/<id> (the id written as sf_cluster_group_znode does; ids up to 255 bytes)
  * holds a transactional id's state, opaque here. A read or write completes with
  * @cb(@arg, err, data, version) once, on the loop thread. */
@@ -357,7 +359,7 @@ int sf_cluster_txn_write(sf_cluster_t *cl, const char *id, int bucket, int32_t e
 int sf_cluster_txn_list(sf_cluster_t *cl, sf_cluster_groups_cb cb, void *arg);
 
 /* Pending transactional offsets (the group coordinators): /coordinators/groups/<bucket>/<name>
- * (@name written as sf_cluster_group_znode does, up to 300 bytes) holds what a transaction
+ * (@name written as sf_cluster_group_znode does, up to 1000 bytes) holds what a transaction
  * committed for a group of @bucket until its marker settles it. Listing the names, as
  * sf_cluster_groups_list; reading and writing as sf_cluster_txn_read / sf_cluster_txn_write
  * (deleting a znode that is gone completes with SF_OK). */

@@ -12,8 +12,8 @@
 
 #include "err.h"
 
-#define TXN_ID_MAX 255       /* bytes of a transactional id kept in ZooKeeper */
-#define PENDING_NAME_MAX 300 /* bytes of a pending offsets name: producer id and group */
+#define TXN_ID_MAX SF_CLUSTER_TXN_ID_MAX
+#define PENDING_NAME_MAX 1000 /* bytes of a pending offsets name: producer id and group */
 
 struct txnop {
     sf_cluster_t *cl;

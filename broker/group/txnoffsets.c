@@ -597,8 +597,9 @@ void sf_group_txn_commit(sf_group_t *g, const sf_gtxn_t *who, const sf_goffset_t
         if (!e->errs)
             done(arg, SF_KERR_COORDINATOR_NOT_AVAILABLE, NULL);
         else
-            write_answer(e, rc == SF_ERR_TOOLARGE ? SF_KERR_OFFSET_METADATA_TOO_LARGE
-                                                  : SF_KERR_COORDINATOR_NOT_AVAILABLE);
+            write_answer(e, rc == SF_ERR_TOOLARGE  ? SF_KERR_OFFSET_METADATA_TOO_LARGE
+                            : rc == SF_ERR_INVALID ? SF_KERR_INVALID_GROUP_ID /* too long */
+                                                   : SF_KERR_COORDINATOR_NOT_AVAILABLE);
         e->done = NULL;
         if (!e->n && e->version < 0) {
             txn_unlink(e);

@@ -165,6 +165,10 @@ static sf_txn_t *txn_get(sf_txn_coord_t *c, const char *id, int16_t *err) {
     *err = SF_KERR_COORDINATOR_NOT_AVAILABLE;
     if (c->closing || c->nbuckets < 1)
         return NULL;
+    if (strlen(id) > SF_CLUSTER_TXN_ID_MAX) { /* it could never be kept */
+        *err = SF_KERR_INVALID_REQUEST;
+        return NULL;
+    }
     if (!owns(c, bucket, -1)) {
         *err = SF_KERR_NOT_COORDINATOR;
         return NULL;

@@ -100,9 +100,17 @@ static void req_home(void *arg) {
     sf_txn_sender_t *s = d->s;
     int i;
     for (i = 0; i < r->n; i++) {
-        if (r->errs[i] == SF_KERR_NONE)
+        if (r->errs[i] == SF_KERR_NONE) {
             d->done_parts[r->idx[i]] = 1;
-        else
+        } else if (r->errs[i] == SF_KERR_INVALID_PRODUCER_EPOCH ||
+                   r->errs[i] == SF_KERR_TRANSACTION_COORDINATOR_FENCED) {
+            /* A newer producer epoch or coordinator wrote there: this marker is moot (as
+             * Kafka's coordinator, stop sending it). */
+            d->done_parts[r->idx[i]] = 1;
+            sf_log(SF_LOG_INFO, "TXN", "marker of producer %lld for %s-%d: error %d, dropped",
+                   (long long)d->m.producer_id, d->m.parts[r->idx[i]].topic,
+                   d->m.parts[r->idx[i]].partition, (int)r->errs[i]);
+        } else
             sf_log(SF_LOG_DEBUG, "TXN", "marker of producer %lld for %s-%d: error %d, again soon",
                    (long long)d->m.producer_id, d->m.parts[r->idx[i]].topic,
                    d->m.parts[r->idx[i]].partition, (int)r->errs[i]);

@@ -178,6 +178,14 @@ START_TEST(test_checks) {
     ck_assert_int_eq(got.err, SF_KERR_PRODUCER_FENCED);
     add("unknown", 7, 0, 0);
     ck_assert_int_eq(got.err, SF_KERR_INVALID_PRODUCER_ID_MAPPING);
+    /* An id longer than ZooKeeper keeps: refused, not unavailable forever. */
+    {
+        char id[300];
+        memset(id, 'x', sizeof(id) - 1);
+        id[sizeof(id) - 1] = '\0';
+        init(id, 60000, -1, -1);
+        ck_assert_int_eq(got.err, SF_KERR_INVALID_REQUEST);
+    }
     /* Not ours: a bucket owned by broker 2. */
     buckets[0].broker = buckets[1].broker = 2;
     {
