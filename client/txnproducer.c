@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "arena.h"
 #include "coord.h"
@@ -13,6 +14,7 @@
 #define ADDOFFSETS_MAX 3
 #define TXNOFFSETS_MAX 3
 #define ENDTXN_MAX 3
+#define CONCURRENT_RETRY_MS 10
 
 int sf_txn_fatal(int err) {
     return err == SF_KERR_PRODUCER_FENCED || err == SF_KERR_INVALID_PRODUCER_EPOCH ||
@@ -41,7 +43,14 @@ static int txn_run(sf_client_t *cl, const char *key, int8_t key_type, int16_t ap
             return rc;
         if (sf_coord_ms_left(deadline) <= 0)
             return SF_ERROR_TIMED_OUT;
-        sf_coord_backoff(cl, deadline);
+        if (rc == SF_KERR_CONCURRENT_TRANSACTIONS) {
+            /* the previous transaction's markers: done within milliseconds (as the Java
+             * client, retried sooner than retry.backoff.ms) */
+            struct timespec ts = {0, CONCURRENT_RETRY_MS * 1000000L};
+            nanosleep(&ts, NULL);
+        } else {
+            sf_coord_backoff(cl, deadline);
+        }
     }
 }
 
