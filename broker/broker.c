@@ -18,6 +18,7 @@
 
 #include "acceptor.h"
 #include "brokercfg.h"
+#include "streamflow.h"
 #include "httpd.h"
 #include "clock.h"
 #include "cluster.h"
@@ -244,6 +245,71 @@ int sf_broker_endpoint_parse(const char *endpoint, const char *listener, char *h
     if (strncmp(endpoint, listener, n) || strncmp(endpoint + n, "://", 3))
         return -1;
     return endpoint_split(endpoint, host, hostsize, port);
+}
+
+static void client_log(int level, const char *message, void *opaque) {
+    sf_log(level, opaque, "%s", message);
+}
+
+/* The listener brokers talk to each other on. */
+static const char *inter_broker_listener(const sf_brokercfg_t *cfg) {
+    if (cfg->inter_broker_listener_name)
+        return cfg->inter_broker_listener_name;
+    if (cfg->security_inter_broker_protocol)
+        return cfg->security_inter_broker_protocol;
+    return cfg->nadvertised_listeners ? cfg->advertised_listeners[0].name : "PLAINTEXT";
+}
+
+sf_conf_t *sf_broker_client_conf(sf_broker_t *b, const char *purpose, const char *log_tag,
+                                 char *errstr, size_t errstr_size) {
+    const sf_brokercfg_t *cfg = b->cfg;
+    const char *listener = inter_broker_listener(cfg);
+    const char *const *eps;
+    char host[256], hostport[300], id[64];
+    int32_t port = -1;
+    size_t i, n;
+    sf_conf_t *conf;
+    int ok;
+    eps = sf_broker_endpoints(b, &n);
+    for (i = 0; i < n && port < 0; i++)
+        if (sf_broker_endpoint_parse(eps[i], listener, host, sizeof(host), &port) != 0)
+            port = -1;
+    if (port < 0) {
+        snprintf(errstr, errstr_size, "the inter-broker listener %s is not one of the "
+                 "advertised listeners", listener);
+        return NULL;
+    }
+    if (!(conf = sf_conf_new()))
+        goto nomem;
+    snprintf(hostport, sizeof(hostport), strchr(host, ':') ? "[%s]:%d" : "%s:%d", host,
+             (int)port);
+    snprintf(id, sizeof(id), "streamflowd-%d-%s", (int)cfg->broker_id, purpose);
+    ok = sf_conf_set(conf, "bootstrap.servers", hostport, errstr, errstr_size) == 0 &&
+         sf_conf_set(conf, "client.id", id, errstr, errstr_size) == 0 &&
+         sf_conf_set(conf, "reconnect.backoff.max.ms", "1000", errstr, errstr_size) == 0;
+    if (ok && !strcmp(listener, "SSL")) {
+        ok = sf_conf_set(conf, "security.protocol", "SSL", errstr, errstr_size) == 0 &&
+             (!cfg->ssl_truststore_location ||
+              sf_conf_set(conf, "ssl.ca.location", cfg->ssl_truststore_location, errstr,
+                          errstr_size) == 0) &&
+             (!cfg->ssl_keystore_location ||
+              (sf_conf_set(conf, "ssl.certificate.location", cfg->ssl_keystore_location,
+                           errstr, errstr_size) == 0 &&
+               sf_conf_set(conf, "ssl.key.location", cfg->ssl_keystore_location, errstr,
+                           errstr_size) == 0)) &&
+             (!cfg->ssl_key_password || sf_conf_set(conf, "ssl.key.password",
+                                                    cfg->ssl_key_password, errstr,
+                                                    errstr_size) == 0);
+    }
+    if (!ok) {
+        sf_conf_destroy(conf);
+        return NULL;
+    }
+    sf_conf_set_log_cb(conf, client_log, (void *)log_tag);
+    return conf;
+nomem:
+    snprintf(errstr, errstr_size, "out of memory");
+    return NULL;
 }
 
 /* ---- startup ---- */

@@ -96,4 +96,13 @@ const char *const *sf_broker_endpoints(const sf_broker_t *b, size_t *n);
 int sf_broker_endpoint_parse(const char *endpoint, const char *listener, char *host,
                              size_t hostsize, int32_t *port);
 
+/* A libstreamflow client configuration for this broker's own clients (replication, the HTTP
+ * gateway): this broker's endpoint on the inter-broker listener to start from (its Metadata
+ * names the others), TLS settings from the broker's, client.id "streamflowd-<id>-@purpose",
+ * client logs under @log_tag (a string that outlives the client). NULL with a sentence in
+ * @errstr. */
+struct sf_conf;
+struct sf_conf *sf_broker_client_conf(sf_broker_t *b, const char *purpose, const char *log_tag,
+                                      char *errstr, size_t errstr_size);
+
 #endif

@@ -804,10 +804,10 @@ static int txn_partition(sf_producer_t *p, sf_producer_part_t *part) {
     if (part->txn_gen == gen)
         return SF_OK;
     sf_client_unlock(p->cl);
-    rc = sf_txn_add_partition(p->cl, &p->txn, part->topic->name, part->id,
+    rc = sf_txnreq_add_partition(p->cl, &p->txn, part->topic->name, part->id,
                               sf_clock_mono_ms() + p->cc->max_block_ms);
     sf_client_lock(p->cl);
-    if (sf_txn_fatal(rc))
+    if (sf_txnreq_fatal(rc))
         p->txn_fatal = rc;
     if (rc == SF_OK)
         part->txn_gen = gen;
@@ -968,7 +968,7 @@ static int txn_check(sf_producer_t *p, int state) {
 
 /* @rc of a transactional call: a fencing ends the producer's transactions. */
 static int txn_result(sf_producer_t *p, int rc) {
-    if (sf_txn_fatal(rc)) {
+    if (sf_txnreq_fatal(rc)) {
         sf_client_lock(p->cl);
         p->txn_fatal = rc;
         sf_client_unlock(p->cl);
@@ -980,7 +980,7 @@ static int txn_result(sf_producer_t *p, int rc) {
 
 /* A producer id and epoch for the transactional id (fencing older producers with it). */
 static int txn_new_pid(sf_producer_t *p, int64_t deadline) {
-    int rc = sf_txn_init_pid(p->cl, &p->txn, deadline);
+    int rc = sf_txnreq_init_pid(p->cl, &p->txn, deadline);
     if (rc == SF_OK) {
         sf_client_lock(p->cl);
         sf_idem_set(&p->idem, p->txn.pid, p->txn.epoch);
@@ -1022,7 +1022,7 @@ int sf_producer_send_offsets_to_transaction(sf_producer_t *p, const sf_topic_par
     if (rc == SF_OK && (!group_id || !group_id[0] || (count && !offsets)))
         rc = SF_ERROR_INVALID;
     if (rc == SF_OK)
-        rc = txn_result(p, sf_txn_commit_offsets(p->cl, &p->txn, group_id, offsets, count,
+        rc = txn_result(p, sf_txnreq_commit_offsets(p->cl, &p->txn, group_id, offsets, count,
                                                  txn_deadline(timeout_ms)));
     return rc;
 }
@@ -1037,7 +1037,7 @@ int sf_producer_commit_transaction(sf_producer_t *p, int timeout_ms) {
         rc = p->txn_err; /* a record failed: only an abort ends the transaction */
         sf_client_unlock(p->cl);
     }
-    if (rc == SF_OK && (rc = txn_result(p, sf_txn_end(p->cl, &p->txn, 1, deadline))) == SF_OK)
+    if (rc == SF_OK && (rc = txn_result(p, sf_txnreq_end(p->cl, &p->txn, 1, deadline))) == SF_OK)
         txn_set(p, TXN_READY);
     return rc;
 }
@@ -1053,7 +1053,7 @@ int sf_producer_abort_transaction(sf_producer_t *p, int timeout_ms) {
     sf_client_unlock(p->cl);
     rc = sf_producer_flush(p, sf_coord_ms_left(deadline));
     if (rc == SF_OK)
-        rc = txn_result(p, sf_txn_end(p->cl, &p->txn, 0, deadline));
+        rc = txn_result(p, sf_txnreq_end(p->cl, &p->txn, 0, deadline));
     /* A producer id the leaders lost track of is replaced (bumping the epoch). */
     sf_client_lock(p->cl);
     renew = p->idem.state != SF_IDEM_READY;

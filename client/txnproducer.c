@@ -16,7 +16,7 @@
 #define ENDTXN_MAX 3
 #define CONCURRENT_RETRY_MS 10
 
-int sf_txn_fatal(int err) {
+int sf_txnreq_fatal(int err) {
     return err == SF_KERR_PRODUCER_FENCED || err == SF_KERR_INVALID_PRODUCER_EPOCH ||
            err == SF_KERR_INVALID_PRODUCER_ID_MAPPING;
 }
@@ -85,7 +85,7 @@ static int init_decode(sf_rbuf_t *body, int16_t version, void *arg) {
     return rc;
 }
 
-int sf_txn_init_pid(sf_client_t *cl, sf_txn_t *t, int64_t deadline) {
+int sf_txnreq_init_pid(sf_client_t *cl, sf_txn_t *t, int64_t deadline) {
     txn_call_t c = {t, NULL, 0, -1, -1};
     int rc = txn_run(cl, t->id, SF_COORD_TRANSACTION, SF_PROTO_API_InitProducerId, INITPID_MAX,
                      init_encode, init_decode, &c, deadline);
@@ -138,7 +138,7 @@ static int addparts_decode(sf_rbuf_t *body, int16_t version, void *arg) {
     return rc;
 }
 
-int sf_txn_add_partition(sf_client_t *cl, const sf_txn_t *t, const char *topic,
+int sf_txnreq_add_partition(sf_client_t *cl, const sf_txn_t *t, const char *topic,
                          int32_t partition, int64_t deadline) {
     add_part_t ap = {topic, partition};
     txn_call_t c = {t, &ap, 0, -1, -1};
@@ -232,7 +232,7 @@ static int txnoffsets_decode(sf_rbuf_t *body, int16_t version, void *arg) {
     return rc;
 }
 
-int sf_txn_commit_offsets(sf_client_t *cl, const sf_txn_t *t, const char *group,
+int sf_txnreq_commit_offsets(sf_client_t *cl, const sf_txn_t *t, const char *group,
                           const sf_topic_partition_t *v, size_t n, int64_t deadline) {
     offsets_arg_t oa = {group, v, n};
     txn_call_t c = {t, group, 0, -1, -1};
@@ -276,7 +276,7 @@ static int end_decode(sf_rbuf_t *body, int16_t version, void *arg) {
     return rc;
 }
 
-int sf_txn_end(sf_client_t *cl, const sf_txn_t *t, int commit, int64_t deadline) {
+int sf_txnreq_end(sf_client_t *cl, const sf_txn_t *t, int commit, int64_t deadline) {
     end_arg_t ea = {commit};
     txn_call_t c = {t, &ea, 0, -1, -1};
     return txn_run(cl, t->id, SF_COORD_TRANSACTION, SF_PROTO_API_EndTxn, ENDTXN_MAX, end_encode,

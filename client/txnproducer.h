@@ -21,18 +21,18 @@ typedef struct sf_txn {
 
 /* InitProducerId for the id (fencing earlier producers with it and ending their open
  * transaction): t->pid and t->epoch. */
-int sf_txn_init_pid(sf_client_t *cl, sf_txn_t *t, int64_t deadline);
+int sf_txnreq_init_pid(sf_client_t *cl, sf_txn_t *t, int64_t deadline);
 /* AddPartitionsToTxn of one partition. */
-int sf_txn_add_partition(sf_client_t *cl, const sf_txn_t *t, const char *topic,
+int sf_txnreq_add_partition(sf_client_t *cl, const sf_txn_t *t, const char *topic,
                          int32_t partition, int64_t deadline);
 /* AddOffsetsToTxn for @group, then TxnOffsetCommit of the @n offsets @v (topic, partition,
  * offset: the next record to consume). The first partition error is returned. */
-int sf_txn_commit_offsets(sf_client_t *cl, const sf_txn_t *t, const char *group,
+int sf_txnreq_commit_offsets(sf_client_t *cl, const sf_txn_t *t, const char *group,
                           const sf_topic_partition_t *v, size_t n, int64_t deadline);
 /* EndTxn: commit (@commit) or abort. */
-int sf_txn_end(sf_client_t *cl, const sf_txn_t *t, int commit, int64_t deadline);
+int sf_txnreq_end(sf_client_t *cl, const sf_txn_t *t, int commit, int64_t deadline);
 
 /* 1 when @err ends the producer (fenced, or the coordinator lost track of it). */
-int sf_txn_fatal(int err);
+int sf_txnreq_fatal(int err);
 
 #endif

@@ -16,6 +16,7 @@
 #include "broker.h"
 #include "brokercfg.h"
 #include "err.h"
+#include "gateway.h"
 #include "logging.h"
 #include "view.h"
 
@@ -27,14 +28,14 @@ struct sf_httpd {
     sf_broker_t *b;
     const sf_brokercfg_t *cfg;
     struct evhttp *http;
+    sf_gw_t *gw;
 };
 
-void sf_httpd_json(struct evhttp_request *req, int status, char *body) {
-    struct evbuffer *out = evbuffer_new();
+void sf_httpd_reply(struct evhttp_request *req, int status, char *body, const char *ctype) {
+    struct evbuffer *out = status == 204 ? NULL : evbuffer_new();
     if (out) {
         evbuffer_add_printf(out, "%s\n", body ? body : "{}");
-        evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-                          "application/json");
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", ctype);
     }
     evhttp_send_reply(req, status, NULL, out);
     if (out)
@@ -42,19 +43,28 @@ void sf_httpd_json(struct evhttp_request *req, int status, char *body) {
     free(body);
 }
 
+void sf_httpd_json(struct evhttp_request *req, int status, char *body) {
+    sf_httpd_reply(req, status, body, "application/json");
+}
+
+char *sf_httpd_error_body(int status, const char *kafka_error, const char *message) {
+    json_t *o = json_pack("{s:i, s:s}", "error_code", status, "message", message);
+    char *s;
+    if (o && kafka_error)
+        json_object_set_new(o, "kafka_error", json_string(kafka_error));
+    s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    return s;
+}
+
 void sf_httpd_error(struct evhttp_request *req, int status, const char *kafka_error,
                     const char *fmt, ...) {
     char msg[512];
-    json_t *o;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    o = json_pack("{s:i, s:s}", "error_code", status, "message", msg);
-    if (o && kafka_error)
-        json_object_set_new(o, "kafka_error", json_string(kafka_error));
-    sf_httpd_json(req, status, o ? json_dumps(o, JSON_COMPACT) : NULL);
-    json_decref(o);
+    sf_httpd_json(req, status, sf_httpd_error_body(status, kafka_error, msg));
 }
 
 /* ---- health ---- */
@@ -129,7 +139,7 @@ static void route(struct evhttp_request *req, void *arg) {
         else
             sf_httpd_metrics(req, h->b);
     } else if (!strncmp(path, "/v3/", 4) || !strcmp(path, "/v3")) {
-        sf_httpd_rest(req, h->b, path);
+        sf_httpd_rest(req, h->b, h->gw, path);
     } else {
         sf_httpd_error(req, 404, NULL, "no such resource: %s", path);
     }
@@ -175,7 +185,7 @@ int sf_httpd_new(struct event_base *base, sf_broker_t *b, const sf_brokercfg_t *
     if (!cfg->http_listeners || !*cfg->http_listeners)
         return SF_OK;
     if (!(h = calloc(1, sizeof(*h))) || !(h->http = evhttp_new(base)) ||
-        !(copy = strdup(cfg->http_listeners))) {
+        !(h->gw = sf_gw_new(base, b)) || !(copy = strdup(cfg->http_listeners))) {
         sf_httpd_free(h);
         snprintf(errstr, errstr_size, "out of memory for the HTTP server");
         return SF_ERR_NOMEM;
@@ -213,6 +223,7 @@ int sf_httpd_new(struct event_base *base, sf_broker_t *b, const sf_brokercfg_t *
 void sf_httpd_free(sf_httpd_t *h) {
     if (!h)
         return;
+    sf_gw_free(h->gw); /* answers what it holds, before the connections go */
     if (h->http)
         evhttp_free(h->http);
     free(h);

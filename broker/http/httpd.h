@@ -1,9 +1,10 @@
 /* The broker's HTTP server (http.listeners): Prometheus metrics at /metrics, health checks at
  * /health/live and /health/ready, and the REST API under /v3 (rest.h).
  *
- * Threads: it runs on the metadata thread's event loop (libevent's evhttp), where the view,
- * the ZooKeeper session and the admin writes live; every request is answered at once from
- * the current view, so none waits on the loop. Request bodies are bounded by
+ * Threads: it runs on the metadata thread's event loop (libevent's evhttp), where the view
+ * lives; reads of what the view holds are answered at once from it, and everything that
+ * needs another broker (writes, records, groups, configs) goes through the gateway's threads
+ * (gateway.h), so none waits on the loop. Request bodies are bounded by
  * http.max.body.bytes and headers by a fixed limit; idle connections are closed. Errors are
  * JSON: {"error_code": <HTTP status>, "message": "...", "kafka_error": "<Kafka error name>"}. */
 #ifndef SF_HTTPD_H
@@ -26,9 +27,15 @@ int sf_httpd_new(struct event_base *base, struct sf_broker *b, const struct sf_b
 /* Close the listeners and connections. NULL is fine. */
 void sf_httpd_free(sf_httpd_t *h);
 
-/* Answer @req with @status and the JSON text @body (taken: freed here; NULL for an empty
- * object). */
+/* Answer @req with @status and the text @body of type @ctype (taken: freed here; NULL for an
+ * empty JSON object). 204 sends no body. */
+void sf_httpd_reply(struct evhttp_request *req, int status, char *body, const char *ctype);
+
+/* sf_httpd_reply with JSON. */
 void sf_httpd_json(struct evhttp_request *req, int status, char *body);
+
+/* The JSON text of an error answer (malloc'd; NULL on no memory). */
+char *sf_httpd_error_body(int status, const char *kafka_error, const char *message);
 
 /* Answer @req with an error: @status, the Kafka error name @kafka_error (may be NULL) and a
  * message. */
@@ -41,6 +48,8 @@ void sf_httpd_error(struct evhttp_request *req, int status, const char *kafka_er
 void sf_httpd_metrics(struct evhttp_request *req, struct sf_broker *b);
 
 /* Anything under /v3/ (@path without the query string). */
-void sf_httpd_rest(struct evhttp_request *req, struct sf_broker *b, const char *path);
+struct sf_gw;
+void sf_httpd_rest(struct evhttp_request *req, struct sf_broker *b, struct sf_gw *gw,
+                   const char *path);
 
 #endif

@@ -322,73 +322,6 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg) {
     sf_client_wake(r->cl);
 }
 
-static void client_log(int level, const char *message, void *opaque) {
-    (void)opaque;
-    sf_log(level, "REPL", "%s", message);
-}
-
-/* The listener brokers talk to each other on. */
-static const char *inter_broker_listener(const sf_brokercfg_t *cfg) {
-    if (cfg->inter_broker_listener_name)
-        return cfg->inter_broker_listener_name;
-    if (cfg->security_inter_broker_protocol)
-        return cfg->security_inter_broker_protocol;
-    return cfg->nadvertised_listeners ? cfg->advertised_listeners[0].name : "PLAINTEXT";
-}
-
-/* The client configuration: this broker's own endpoint on the inter-broker listener to start
- * from (its Metadata names the others), TLS settings from the broker's. */
-static sf_conf_t *client_conf(const sf_brokercfg_t *cfg, sf_broker_t *b, char *errstr,
-                              size_t errstr_size) {
-    const char *listener = inter_broker_listener(cfg);
-    const char *const *eps;
-    char host[256], hostport[300], id[64];
-    int32_t port = -1;
-    size_t i, n;
-    sf_conf_t *conf;
-    int ok;
-    eps = sf_broker_endpoints(b, &n);
-    for (i = 0; i < n && port < 0; i++)
-        if (sf_broker_endpoint_parse(eps[i], listener, host, sizeof(host), &port) != 0)
-            port = -1;
-    if (port < 0) {
-        snprintf(errstr, errstr_size, "the inter-broker listener %s is not one of the "
-                 "advertised listeners", listener);
-        return NULL;
-    }
-    if (!(conf = sf_conf_new()))
-        goto nomem;
-    snprintf(hostport, sizeof(hostport), strchr(host, ':') ? "[%s]:%d" : "%s:%d", host,
-             (int)port);
-    snprintf(id, sizeof(id), "streamflowd-%d-replication", (int)cfg->broker_id);
-    ok = sf_conf_set(conf, "bootstrap.servers", hostport, errstr, errstr_size) == 0 &&
-         sf_conf_set(conf, "client.id", id, errstr, errstr_size) == 0 &&
-         sf_conf_set(conf, "reconnect.backoff.max.ms", "1000", errstr, errstr_size) == 0;
-    if (ok && !strcmp(listener, "SSL")) {
-        ok = sf_conf_set(conf, "security.protocol", "SSL", errstr, errstr_size) == 0 &&
-             (!cfg->ssl_truststore_location ||
-              sf_conf_set(conf, "ssl.ca.location", cfg->ssl_truststore_location, errstr,
-                          errstr_size) == 0) &&
-             (!cfg->ssl_keystore_location ||
-              (sf_conf_set(conf, "ssl.certificate.location", cfg->ssl_keystore_location,
-                           errstr, errstr_size) == 0 &&
-               sf_conf_set(conf, "ssl.key.location", cfg->ssl_keystore_location, errstr,
-                           errstr_size) == 0)) &&
-             (!cfg->ssl_key_password || sf_conf_set(conf, "ssl.key.password",
-                                                    cfg->ssl_key_password, errstr,
-                                                    errstr_size) == 0);
-    }
-    if (!ok) {
-        sf_conf_destroy(conf);
-        return NULL;
-    }
-    sf_conf_set_log_cb(conf, client_log, NULL);
-    return conf;
-nomem:
-    snprintf(errstr, errstr_size, "out of memory");
-    return NULL;
-}
-
 int sf_replication_new(const sf_brokercfg_t *cfg, sf_broker_t *b, sf_replication_t **out,
                        char *errstr, size_t errstr_size) {
     sf_replication_t *r = calloc(1, sizeof(*r));
@@ -400,7 +333,7 @@ int sf_replication_new(const sf_brokercfg_t *cfg, sf_broker_t *b, sf_replication
     }
     r->cfg = cfg;
     r->b = b;
-    if (!(conf = client_conf(cfg, b, errstr, errstr_size))) {
+    if (!(conf = sf_broker_client_conf(b, "replication", "REPL", errstr, errstr_size))) {
         free(r);
         return SF_ERR_INVALID;
     }

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The REST API's writes on a three-broker cluster (http_writes.py: topics, configs, records,
+# consumer groups, bad input, concurrent HTTP producers, each acknowledged record read back
+# with a Kafka client); then a record for a partition led by another broker is forwarded to
+# its leader, and a broker's HTTP API goes away with the broker.
+. "$(dirname "$0")/lib.sh"
+need_py confluent_kafka
+need_cmd curl
+start_zk
+declare -A hp
+for i in 1 2 3; do
+    hp[$i]=$(free_port)
+    start_broker "b$i" broker.id=$i zookeeper.session.timeout.ms=6000 num.partitions=3 \
+        default.replication.factor=3 http.listeners="http://127.0.0.1:${hp[$i]}"
+done
+ALL=127.0.0.1:${SF_BROKER_PORT[b1]},127.0.0.1:${SF_BROKER_PORT[b2]},127.0.0.1:${SF_BROKER_PORT[b3]}
+cd "$SF_TEST_DIR"
+"$PY" http_writes.py "$ALL" "http://127.0.0.1:${hp[1]}" "http://127.0.0.1:${hp[2]}" \
+    "http://127.0.0.1:${hp[3]}" || fail "HTTP writes"
+
+# A one-replica topic on broker 3 only, written through broker 1.
+h1=http://127.0.0.1:${hp[1]}
+cluster=$(curl -sf "$h1/v3/clusters" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["data"][0]["cluster_id"])')
+c=$h1/v3/clusters/$cluster
+stop_broker b2
+curl -sf -X POST -H 'Content-Type: application/json' "$c/topics" \
+    -d '{"topic_name": "solo", "partitions_count": 1, "replication_factor": 1}' >/dev/null ||
+    fail "creating solo"
+start_broker b2
+leader=$(kc -L -t solo -J | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["topics"][0]["partitions"][0]["leader"])')
+[[ $leader != 1 ]] || fail "solo is led by broker 1 (it was the only other one up)"
+out=$(curl -s -X POST -H 'Content-Type: application/json' "$c/topics/solo/records" \
+    -d '{"value": {"type": "STRING", "data": "forwarded"}}')
+grep -q '"error_code":200' <<<"$out" || fail "producing through a broker that does not lead: $out"
+got=$(kc -C -t solo -o beginning -c 1 -e -q -f '%s')
+assert_eq forwarded "$got" "the record produced through broker 1"
+
+stop_broker b1
+port_open "${hp[1]}" && fail "HTTP still served after the broker stopped"
+broker_alive b3
+pass
