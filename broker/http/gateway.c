@@ -141,7 +141,7 @@ static void job_return(lane_t *l, sf_gw_job_t *job) {
 /* The lane's client, made on first use; NULL with @errstr set when it cannot be. */
 static void *lane_client(lane_t *l, char *errstr, size_t errstr_size) {
     static const char *const produce_conf[][2] = {
-        {"linger.ms", "2"},           {"request.timeout.ms", "15000"},
+        {"linger.ms", "0"},           {"request.timeout.ms", "15000"},
         {"delivery.timeout.ms", "30000"}, {"max.block.ms", "15000"},
         {"acks", "all"},
     };
