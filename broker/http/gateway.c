@@ -1,11 +1,13 @@
 /* The HTTP gateway (see gateway.h): one thread per lane, a job queue each, and the broker's
- * own admin client and producer. */
+ * own admin client, producer and HTTP consumers. */
 #include "config.h"
 
 #include "gateway.h"
 
+#include <event2/event.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,24 +22,36 @@
 #define ADMIN_TIMEOUT_MS 15000
 /* While records are in flight the produce thread looks for new jobs this often. */
 #define PRODUCE_POLL_MS 1
+/* The most consumer lanes at once, and how often closed ones are reaped. */
+#define MAX_CONSUMERS 256
+#define REAP_INTERVAL_MS 1000
 
-typedef struct lane {
+typedef enum { LANE_ADMIN, LANE_PRODUCE, LANE_CONSUMER } lane_kind_t;
+
+typedef struct sf_gw_lane lane_t;
+struct sf_gw_lane {
     sf_gw_t *gw;
-    sf_gw_lane_t kind;
+    lane_kind_t kind;
     pthread_t thread;
     int started;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     sf_gw_job_t *head, *tail; /* queued, not taken yet */
     size_t njobs, bytes;      /* queued or running */
-    int stopping;
-    void *client; /* sf_admin_t or sf_producer_t; NULL until first used */
-} lane_t;
+    atomic_int stopping;
+    atomic_int finished;      /* the thread is done: the lane can be joined and freed */
+    sf_conf_t *conf;          /* the consumer's configuration */
+    void *client; /* sf_admin_t, sf_producer_t or sf_consumer_t; NULL until first used */
+    lane_t *next; /* in the gateway's consumer lanes (the loop's) */
+};
 
 struct sf_gw {
     struct sf_broker *b;
     sf_mailbox_t *mb;
-    lane_t lanes[SF_GW_NLANES];
+    lane_t admin, produce;
+    lane_t *consumers; /* open or closing */
+    int nconsumers;
+    struct event *reap_ev;
 };
 
 /* ---- answers ---- */
@@ -118,7 +132,7 @@ void sf_gw_finish(sf_gw_job_t *job) {
 /* On the loop: a job its lane is done with. */
 static void job_done(void *arg) {
     sf_gw_job_t *job = arg;
-    if (job->done && !job->body) /* a body already: the gateway failed it */
+    if (job->done)
         job->done(job);
     else
         sf_gw_finish(job);
@@ -150,14 +164,16 @@ static void *lane_client(lane_t *l, char *errstr, size_t errstr_size) {
     int ok = 1;
     if (l->client)
         return l->client;
-    conf = sf_broker_client_conf(l->gw->b, l->kind == SF_GW_ADMIN ? "http-admin" : "http-produce",
+    if (l->kind == LANE_CONSUMER)
+        return l->client = sf_consumer_new(l->conf, errstr, errstr_size);
+    conf = sf_broker_client_conf(l->gw->b, l->kind == LANE_ADMIN ? "http-admin" : "http-produce",
                                  "HTTP", errstr, errstr_size);
     if (!conf)
         return NULL;
-    for (i = 0; ok && l->kind == SF_GW_PRODUCE && i < sizeof(produce_conf) / sizeof(*produce_conf);
+    for (i = 0; ok && l->kind == LANE_PRODUCE && i < sizeof(produce_conf) / sizeof(*produce_conf);
          i++)
         ok = sf_conf_set(conf, produce_conf[i][0], produce_conf[i][1], errstr, errstr_size) == 0;
-    if (ok && l->kind == SF_GW_ADMIN)
+    if (ok && l->kind == LANE_ADMIN)
         l->client = sf_admin_new(conf, errstr, errstr_size);
     else if (ok)
         l->client = sf_producer_new(conf, errstr, errstr_size);
@@ -168,8 +184,10 @@ static void *lane_client(lane_t *l, char *errstr, size_t errstr_size) {
 static void lane_client_free(lane_t *l) {
     if (!l->client)
         return;
-    if (l->kind == SF_GW_ADMIN) {
+    if (l->kind == LANE_ADMIN) {
         sf_admin_destroy(l->client);
+    } else if (l->kind == LANE_CONSUMER) {
+        sf_consumer_destroy(l->client);
     } else {
         sf_producer_flush(l->client, 0);
         sf_producer_destroy(l->client);
@@ -192,19 +210,23 @@ static sf_gw_job_t *lane_take(lane_t *l, int wait) {
     return job;
 }
 
-static void *admin_main(void *arg) {
+/* The admin and consumer lanes: one job at a time. */
+static void *serial_main(void *arg) {
     lane_t *l = arg;
     sf_gw_job_t *job;
     char errstr[256];
-    sf_admin_t *a;
+    void *client;
     while ((job = lane_take(l, 1))) {
-        if ((a = lane_client(l, errstr, sizeof(errstr))))
-            job->run(job, a);
+        if (!(client = lane_client(l, errstr, sizeof(errstr))))
+            sf_gw_fail(job, 503, NULL, "no client: %s", errstr);
+        else if (l->kind == LANE_ADMIN)
+            job->run(job, client);
         else
-            sf_gw_fail(job, 503, NULL, "no admin client: %s", errstr);
+            job->consume(job, client);
         job_return(l, job);
     }
     lane_client_free(l);
+    atomic_store(&l->finished, 1);
     return NULL;
 }
 
@@ -220,7 +242,7 @@ static void on_delivery(const sf_delivery_t *d, void *opaque) {
     r->partition = d->partition;
     r->offset = d->offset;
     r->timestamp = d->timestamp;
-    record_done(&r->job->gw->lanes[SF_GW_PRODUCE], r->job);
+    record_done(r->job->lane, r->job);
 }
 
 /* Send every record of @job; it is done when each one has its outcome. */
@@ -238,12 +260,8 @@ static void produce_job(lane_t *l, sf_producer_t *p, sf_gw_job_t *job) {
     record_done(l, job);
 }
 
-static int lane_stopping(lane_t *l) {
-    int stopping;
-    pthread_mutex_lock(&l->mu);
-    stopping = l->stopping;
-    pthread_mutex_unlock(&l->mu);
-    return stopping;
+int sf_gw_stopping(const sf_gw_job_t *job) {
+    return atomic_load(&job->lane->stopping);
 }
 
 /* Jobs are taken while earlier ones are in flight, so concurrent HTTP producers share the
@@ -266,7 +284,7 @@ static void *produce_main(void *arg) {
             }
         } else if (!busy) {
             break;
-        } else if (lane_stopping(l)) {
+        } else if (atomic_load(&l->stopping)) {
             sf_producer_flush(p, ADMIN_TIMEOUT_MS / 3);
             break;
         } else {
@@ -279,12 +297,24 @@ static void *produce_main(void *arg) {
 
 /* ---- the gateway ---- */
 
-void sf_gw_submit(sf_gw_t *gw, sf_gw_lane_t kind, sf_gw_job_t *job) {
-    lane_t *l = &gw->lanes[kind];
+sf_gw_lane_t *sf_gw_admin(sf_gw_t *gw) {
+    return &gw->admin;
+}
+
+sf_gw_lane_t *sf_gw_producer(sf_gw_t *gw) {
+    return &gw->produce;
+}
+
+int sf_gw_post(sf_gw_t *gw, void (*fn)(void *), void *arg) {
+    return sf_mailbox_post(gw->mb, fn, arg);
+}
+
+void sf_gw_submit(sf_gw_lane_t *l, sf_gw_job_t *job) {
     int refuse = 0;
-    job->gw = gw;
+    job->gw = l->gw;
+    job->lane = l;
     pthread_mutex_lock(&l->mu);
-    if (l->stopping)
+    if (atomic_load(&l->stopping))
         refuse = 503;
     else if (l->njobs >= MAX_JOBS || l->bytes + job->bytes > MAX_BYTES)
         refuse = 429;
@@ -310,55 +340,145 @@ void sf_gw_submit(sf_gw_t *gw, sf_gw_lane_t kind, sf_gw_job_t *job) {
     sf_gw_finish(job);
 }
 
+static int lane_start(sf_gw_t *gw, lane_t *l, lane_kind_t kind) {
+    l->gw = gw;
+    l->kind = kind;
+    pthread_mutex_init(&l->mu, NULL);
+    pthread_cond_init(&l->cv, NULL);
+    atomic_init(&l->stopping, 0);
+    atomic_init(&l->finished, 0);
+    l->started =
+        pthread_create(&l->thread, NULL, kind == LANE_PRODUCE ? produce_main : serial_main, l) == 0;
+    return l->started ? 0 : -1;
+}
+
+/* Tell @l to stop and answer its queued jobs with 503. On the loop. */
+static void lane_stop(lane_t *l) {
+    sf_gw_job_t *job, *queued;
+    pthread_mutex_lock(&l->mu);
+    atomic_store(&l->stopping, 1);
+    queued = l->head;
+    l->head = l->tail = NULL;
+    pthread_cond_signal(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+    while ((job = queued)) {
+        queued = job->next;
+        pthread_mutex_lock(&l->mu);
+        l->njobs--;
+        l->bytes -= job->bytes;
+        pthread_mutex_unlock(&l->mu);
+        sf_gw_fail(job, 503, "BROKER_NOT_AVAILABLE", "this HTTP client is closing");
+        sf_gw_finish(job);
+    }
+}
+
+/* Wait for @l's thread (stopped) and release what the lane holds. */
+static void lane_join(lane_t *l) {
+    if (l->started)
+        pthread_join(l->thread, NULL);
+    l->started = 0;
+    pthread_mutex_destroy(&l->mu);
+    pthread_cond_destroy(&l->cv);
+    if (l->conf)
+        sf_conf_destroy(l->conf);
+}
+
+sf_gw_lane_t *sf_gw_consumer_new(sf_gw_t *gw, const sf_config_kv_t *kvs, size_t n,
+                                 int *status, char *errstr, size_t errstr_size) {
+    lane_t *l;
+    size_t i;
+    *status = 429;
+    if (gw->nconsumers >= MAX_CONSUMERS) {
+        snprintf(errstr, errstr_size, "this broker serves %d HTTP consumers already",
+                 MAX_CONSUMERS);
+        return NULL;
+    }
+    *status = 503;
+    if (!(l = calloc(1, sizeof(*l)))) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return NULL;
+    }
+    if (!(l->conf = sf_broker_client_conf(gw->b, "http-consumer", "HTTP", errstr, errstr_size))) {
+        free(l);
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        if (sf_conf_set(l->conf, kvs[i].name, kvs[i].value, errstr, errstr_size) != 0) {
+            *status = 400;
+            sf_conf_destroy(l->conf);
+            free(l);
+            return NULL;
+        }
+    }
+    if (lane_start(gw, l, LANE_CONSUMER) != 0) {
+        snprintf(errstr, errstr_size, "cannot start a thread for the consumer");
+        lane_join(l);
+        free(l);
+        return NULL;
+    }
+    l->next = gw->consumers;
+    gw->consumers = l;
+    gw->nconsumers++;
+    return l;
+}
+
+void sf_gw_consumer_close(sf_gw_lane_t *l) {
+    lane_stop(l);
+}
+
+/* Every REAP_INTERVAL_MS: free the consumer lanes whose threads are done. */
+static void reap_cb(evutil_socket_t fd, short what, void *arg) {
+    sf_gw_t *gw = arg;
+    lane_t **pp = &gw->consumers, *l;
+    (void)fd;
+    (void)what;
+    while ((l = *pp)) {
+        if (!atomic_load(&l->finished)) {
+            pp = &l->next;
+            continue;
+        }
+        *pp = l->next;
+        gw->nconsumers--;
+        lane_join(l);
+        free(l);
+    }
+}
+
 sf_gw_t *sf_gw_new(struct event_base *base, struct sf_broker *b) {
-    static void *(*const mains[SF_GW_NLANES])(void *) = {admin_main, produce_main};
     sf_gw_t *gw = calloc(1, sizeof(*gw));
-    int i;
-    if (!gw || !(gw->mb = sf_mailbox_new(base, pthread_self()))) {
+    struct timeval tv = {REAP_INTERVAL_MS / 1000, (REAP_INTERVAL_MS % 1000) * 1000};
+    if (!gw || !(gw->mb = sf_mailbox_new(base, pthread_self())) ||
+        !(gw->reap_ev = event_new(base, -1, EV_PERSIST, reap_cb, gw))) {
+        if (gw && gw->mb)
+            sf_mailbox_free(gw->mb);
         free(gw);
         return NULL;
     }
     gw->b = b;
-    for (i = 0; i < SF_GW_NLANES; i++) {
-        lane_t *l = &gw->lanes[i];
-        l->gw = gw;
-        l->kind = (sf_gw_lane_t)i;
-        pthread_mutex_init(&l->mu, NULL);
-        pthread_cond_init(&l->cv, NULL);
-        l->started = pthread_create(&l->thread, NULL, mains[i], l) == 0;
-        if (!l->started) {
-            sf_gw_free(gw);
-            return NULL;
-        }
+    event_add(gw->reap_ev, &tv);
+    if (lane_start(gw, &gw->admin, LANE_ADMIN) != 0 ||
+        lane_start(gw, &gw->produce, LANE_PRODUCE) != 0) {
+        sf_gw_free(gw);
+        return NULL;
     }
     return gw;
 }
 
 void sf_gw_free(sf_gw_t *gw) {
-    sf_gw_job_t *job, *queued;
-    int i;
+    lane_t *l, *next;
     if (!gw)
         return;
-    for (i = 0; i < SF_GW_NLANES; i++) {
-        lane_t *l = &gw->lanes[i];
-        pthread_mutex_lock(&l->mu);
-        l->stopping = 1;
-        queued = l->head;
-        l->head = l->tail = NULL;
-        pthread_cond_signal(&l->cv);
-        pthread_mutex_unlock(&l->mu);
-        while ((job = queued)) {
-            queued = job->next;
-            sf_gw_fail(job, 503, "BROKER_NOT_AVAILABLE", "the broker is shutting down");
-            sf_gw_finish(job);
-        }
-    }
-    for (i = 0; i < SF_GW_NLANES; i++) {
-        lane_t *l = &gw->lanes[i];
-        if (l->started)
-            pthread_join(l->thread, NULL);
-        pthread_mutex_destroy(&l->mu);
-        pthread_cond_destroy(&l->cv);
+    event_free(gw->reap_ev);
+    lane_stop(&gw->admin);
+    lane_stop(&gw->produce);
+    for (l = gw->consumers; l; l = l->next)
+        lane_stop(l);
+    lane_join(&gw->admin);
+    lane_join(&gw->produce);
+    for (l = gw->consumers; l; l = next) {
+        next = l->next;
+        lane_join(l);
+        free(l);
     }
     sf_mailbox_free(gw->mb); /* answers the jobs the threads handed back */
     free(gw);

@@ -4,12 +4,15 @@
  * cluster (a record for a partition led elsewhere goes to its leader, a topic is created by
  * the controller, a group is described by its coordinator).
  *
- * Threads: sf_gw_submit is called on the loop that serves HTTP; the job's run (admin lane) or
- * its records (produce lane) are handled on the lane's thread; job->done then runs back on
- * the loop, where the request is answered. The clients are made on first use, so a broker
- * whose HTTP API only serves reads never opens a connection to itself. Each lane holds at
- * most MAX_JOBS jobs and the produce lane at most MAX_BYTES of record data; more are refused
- * with 429 at once. */
+ * A lane is a thread with a job queue and one client: the admin lane, the produce lane, and a
+ * consumer lane per HTTP consumer (a REST consumer instance, an event stream), made and
+ * closed by the routes and bounded in number (MAX_CONSUMERS).
+ *
+ * Threads: sf_gw_submit is called on the loop that serves HTTP; the job's run, consume or
+ * records are handled on the lane's thread; job->done then runs back on the loop, where the
+ * request is answered. The clients are made on first use, so a broker whose HTTP API only
+ * serves reads never opens a connection to itself. Each lane holds at most MAX_JOBS jobs and
+ * the produce lane at most MAX_BYTES of record data; more are refused with 429 at once. */
 #ifndef SF_GATEWAY_H
 #define SF_GATEWAY_H
 
@@ -26,7 +29,7 @@ struct sf_broker;
 typedef struct sf_gw sf_gw_t;
 typedef struct sf_gw_job sf_gw_job_t;
 
-typedef enum sf_gw_lane { SF_GW_ADMIN, SF_GW_PRODUCE, SF_GW_NLANES } sf_gw_lane_t;
+typedef struct sf_gw_lane sf_gw_lane_t;
 
 /* One record of a produce job and, once handled, its outcome (sf_delivery_t's fields). */
 typedef struct sf_gw_record {
@@ -42,11 +45,14 @@ struct sf_gw_job {
     struct evhttp_request *req;
     /* Admin lane: called on the admin thread; sets status and body. */
     void (*run)(sf_gw_job_t *job, sf_admin_t *admin);
+    /* Consumer lane: called on the consumer's thread; sets status and body (or streams). */
+    void (*consume)(sf_gw_job_t *job, sf_consumer_t *consumer);
     /* Produce lane: the records to send, each answered in place. */
     sf_gw_record_t *records;
     size_t nrecords;
     size_t bytes; /* record data held, for the produce lane's bound */
-    /* On the loop once handled: answers req and frees the job (NULL: sf_gw_finish). */
+    /* On the loop once handled, also when the gateway failed it (then body is set): answers
+     * req and frees the job (NULL: sf_gw_finish). */
     void (*done)(sf_gw_job_t *job);
     void *arg;                  /* the route's own state */
     void (*free_arg)(void *arg); /* frees arg in sf_gw_job_free (NULL: nothing) */
@@ -54,6 +60,7 @@ struct sf_gw_job {
     char *body;                 /* JSON text (malloc'd) or NULL */
     /* the gateway's */
     sf_gw_t *gw;
+    sf_gw_lane_t *lane;
     size_t pending;
     sf_gw_job_t *next;
     sf_mail_t mail;
@@ -73,9 +80,30 @@ sf_gw_job_t *sf_gw_job_new(struct evhttp_request *req);
 /* Free @job with its arg, records and body (not its request). */
 void sf_gw_job_free(sf_gw_job_t *job);
 
+/* The admin and produce lanes. */
+sf_gw_lane_t *sf_gw_admin(sf_gw_t *gw);
+sf_gw_lane_t *sf_gw_producer(sf_gw_t *gw);
+
+/* A new consumer lane whose consumer is configured by the broker's client settings and the
+ * @n settings @kvs. NULL with a sentence in @errstr (and *@status 400 for a bad setting, 429
+ * past MAX_CONSUMERS, 503 on no memory). On the loop. */
+sf_gw_lane_t *sf_gw_consumer_new(sf_gw_t *gw, const sf_config_kv_t *kvs, size_t n,
+                                 int *status, char *errstr, size_t errstr_size);
+
+/* Close a consumer lane: its queued jobs are answered with 503, the running one is told to
+ * stop (sf_gw_stopping), and the consumer is destroyed on the lane's thread (leaving its
+ * group); the lane is freed later. @l is not used after this. On the loop. */
+void sf_gw_consumer_close(sf_gw_lane_t *l);
+
+/* 1 once the lane of the job running on it is closing: a long job (a stream) returns. */
+int sf_gw_stopping(const sf_gw_job_t *job);
+
+/* Run @fn(@arg) on the loop (from a lane's thread); -1 on no memory. */
+int sf_gw_post(sf_gw_t *gw, void (*fn)(void *), void *arg);
+
 /* Queue @job (taken) on @lane. When the lane is full or stopping, the request is answered
  * with 429 or 503 at once and the job freed. */
-void sf_gw_submit(sf_gw_t *gw, sf_gw_lane_t lane, sf_gw_job_t *job);
+void sf_gw_submit(sf_gw_lane_t *lane, sf_gw_job_t *job);
 
 /* Answer job->req with job->status and job->body, then free the job. */
 void sf_gw_finish(sf_gw_job_t *job);

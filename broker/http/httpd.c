@@ -17,6 +17,7 @@
 #include "brokercfg.h"
 #include "err.h"
 #include "gateway.h"
+#include "rest.h"
 #include "logging.h"
 #include "view.h"
 
@@ -29,6 +30,7 @@ struct sf_httpd {
     const sf_brokercfg_t *cfg;
     struct evhttp *http;
     sf_gw_t *gw;
+    sf_rest_consumers_t *consumers;
 };
 
 void sf_httpd_reply(struct evhttp_request *req, int status, char *body, const char *ctype) {
@@ -138,8 +140,9 @@ static void route(struct evhttp_request *req, void *arg) {
             sf_httpd_error(req, 405, NULL, "/metrics is read with GET");
         else
             sf_httpd_metrics(req, h->b);
-    } else if (!strncmp(path, "/v3/", 4) || !strcmp(path, "/v3")) {
-        sf_httpd_rest(req, h->b, h->gw, path);
+    } else if (!strncmp(path, "/v3/", 4) || !strcmp(path, "/v3") ||
+               !strncmp(path, "/consumers/", 11) || !strncmp(path, "/api/", 5)) {
+        sf_httpd_rest(req, h->b, h->gw, h->consumers, path);
     } else {
         sf_httpd_error(req, 404, NULL, "no such resource: %s", path);
     }
@@ -185,7 +188,8 @@ int sf_httpd_new(struct event_base *base, sf_broker_t *b, const sf_brokercfg_t *
     if (!cfg->http_listeners || !*cfg->http_listeners)
         return SF_OK;
     if (!(h = calloc(1, sizeof(*h))) || !(h->http = evhttp_new(base)) ||
-        !(h->gw = sf_gw_new(base, b)) || !(copy = strdup(cfg->http_listeners))) {
+        !(h->gw = sf_gw_new(base, b)) || !(h->consumers = sf_rest_consumers_new(base, h->gw)) ||
+        !(copy = strdup(cfg->http_listeners))) {
         sf_httpd_free(h);
         snprintf(errstr, errstr_size, "out of memory for the HTTP server");
         return SF_ERR_NOMEM;
@@ -223,6 +227,7 @@ int sf_httpd_new(struct event_base *base, sf_broker_t *b, const sf_brokercfg_t *
 void sf_httpd_free(sf_httpd_t *h) {
     if (!h)
         return;
+    sf_rest_consumers_free(h->consumers);
     sf_gw_free(h->gw); /* answers what it holds, before the connections go */
     if (h->http)
         evhttp_free(h->http);

@@ -47,9 +47,10 @@ void sf_httpd_error(struct evhttp_request *req, int status, const char *kafka_er
 /* GET /metrics. */
 void sf_httpd_metrics(struct evhttp_request *req, struct sf_broker *b);
 
-/* Anything under /v3/ (@path without the query string). */
+/* Anything under /v3/, /consumers/ or /api/ (@path without the query string). */
 struct sf_gw;
+struct sf_rest_consumers;
 void sf_httpd_rest(struct evhttp_request *req, struct sf_broker *b, struct sf_gw *gw,
-                   const char *path);
+                   struct sf_rest_consumers *consumers, const char *path);
 
 #endif

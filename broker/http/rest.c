@@ -253,8 +253,29 @@ static void route(sf_rest_t *r, char **seg, int nseg) {
         in_cluster(r, seg, nseg);
 }
 
+long sf_rest_query_long(const sf_rest_t *r, const char *key, long def, long min, long max) {
+    char buf[32], *end;
+    long v;
+    if (!sf_rest_query(r, key, buf, sizeof(buf)))
+        return def;
+    v = strtol(buf, &end, 10);
+    return *buf && !*end && v >= min && v <= max ? v : def;
+}
+
+const char *sf_rest_query(const sf_rest_t *r, const char *key, char *buf, size_t size) {
+    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(r->req);
+    const char *q = uri ? evhttp_uri_get_query(uri) : NULL, *v;
+    struct evkeyvalq params;
+    if (!q || evhttp_parse_query_str(q, &params) != 0)
+        return NULL;
+    if ((v = evhttp_find_header(&params, key)))
+        snprintf(buf, size, "%s", v);
+    evhttp_clear_headers(&params);
+    return v ? buf : NULL;
+}
+
 void sf_httpd_rest(struct evhttp_request *req, sf_broker_t *b, struct sf_gw *gw,
-                   const char *path) {
+                   sf_rest_consumers_t *consumers, const char *path) {
     const char *host = evhttp_find_header(evhttp_request_get_input_headers(req), "Host");
     sf_view_t *v = sf_broker_view(b);
     char *copy = NULL, *seg[MAX_SEGMENTS];
@@ -271,10 +292,16 @@ void sf_httpd_rest(struct evhttp_request *req, sf_broker_t *b, struct sf_gw *gw,
     r.cmd = evhttp_request_get_command(req);
     r.snap = v->snap;
     r.gw = gw;
-    snprintf(r.links.base, sizeof(r.links.base), "http://%s/v3/clusters/%s",
-             host ? host : "localhost", r.snap->cluster_id);
+    r.consumers = consumers;
+    snprintf(r.links.origin, sizeof(r.links.origin), "http://%s", host ? host : "localhost");
+    snprintf(r.links.base, sizeof(r.links.base), "%s/v3/clusters/%s", r.links.origin,
+             r.snap->cluster_id);
     snprintf(r.links.cluster_id, sizeof(r.links.cluster_id), "%s", r.snap->cluster_id);
-    if (nseg < 2 || strcmp(seg[1], "clusters") != 0)
+    if (nseg >= 1 && !strcmp(seg[0], "consumers"))
+        sf_rest_consumers_route(&r, seg + 1, nseg - 1);
+    else if (nseg >= 1 && !strcmp(seg[0], "api"))
+        sf_rest_plain_route(&r, seg + 1, nseg - 1);
+    else if (nseg < 2 || strcmp(seg[1], "clusters") != 0)
         sf_httpd_error(req, 404, NULL, "no such resource: %s", path);
     else if (nseg == 2 && r.cmd == EVHTTP_REQ_GET)
         sf_rest_reply(&r, sf_rest_list(&r.links, "KafkaCluster", "",

@@ -171,58 +171,67 @@ static long positive(json_t *body, const char *name) {
                : -2;
 }
 
-/* POST /topics. */
-static void create_topic(sf_rest_t *r) {
-    json_t *body = sf_rest_body(r), *name = json_object_get(body, "topic_name");
-    long parts = positive(body, "partitions_count"), rf = positive(body, "replication_factor");
+void sf_rest_create_topic(sf_rest_t *r, const char *name, long partitions, long replication,
+                          json_t *configs) {
     const char *bad = NULL;
     sf_gw_job_t *job;
     op_t *o;
-    if (!body)
-        return;
-    if (!json_is_string(name) || !*json_string_value(name) ||
-        json_string_length(name) >= sizeof(o->name))
-        bad = "topic_name must be a topic name";
-    else if (parts == -2 || rf == -2 || rf > INT16_MAX)
-        bad = "partitions_count and replication_factor must be positive integers";
+    if (!name || !*name || strlen(name) >= sizeof(o->name))
+        bad = "the topic needs a name";
+    else if (partitions == -2 || replication == -2 || replication > INT16_MAX)
+        bad = "the partition count and replication factor must be positive integers";
     if (bad) {
         sf_httpd_error(r->req, 400, "INVALID_REQUEST", "%s", bad);
     } else if ((job = op_job(r, run_create_topic, &o))) {
-        snprintf(o->name, sizeof(o->name), "%s", json_string_value(name));
-        o->partitions = (int32_t)parts;
-        o->replication = (int16_t)rf;
-        if ((bad = op_add_kvs(o, json_object_get(body, "configs")))) {
+        snprintf(o->name, sizeof(o->name), "%s", name);
+        o->partitions = (int32_t)partitions;
+        o->replication = (int16_t)replication;
+        if ((bad = op_add_kvs(o, configs))) {
             sf_httpd_error(r->req, 400, "INVALID_REQUEST", "%s", bad);
             sf_gw_job_free(job);
         } else {
-            sf_gw_submit(r->gw, SF_GW_ADMIN, job);
+            sf_gw_submit(sf_gw_admin(r->gw), job);
         }
     }
+}
+
+/* POST /topics. */
+static void create_topic(sf_rest_t *r) {
+    json_t *body = sf_rest_body(r);
+    if (!body)
+        return;
+    sf_rest_create_topic(r, json_string_value(json_object_get(body, "topic_name")),
+                         positive(body, "partitions_count"), positive(body, "replication_factor"),
+                         json_object_get(body, "configs"));
     json_decref(body);
+}
+
+void sf_rest_grow_topic(sf_rest_t *r, const char *name, long partitions) {
+    sf_gw_job_t *job;
+    op_t *o;
+    if (partitions < 0) {
+        sf_httpd_error(r->req, 400, "INVALID_REQUEST",
+                       "the partition count must be an integer above the current count");
+    } else if ((job = op_job(r, run_grow_topic, &o))) {
+        snprintf(o->name, sizeof(o->name), "%s", name);
+        o->partitions = (int32_t)partitions;
+        sf_gw_submit(sf_gw_admin(r->gw), job);
+    }
 }
 
 /* DELETE or PATCH /topics/<t>. */
 static void change_topic(sf_rest_t *r, const char *name) {
-    json_t *body = NULL;
+    json_t *body;
     sf_gw_job_t *job;
-    long parts = 0;
     op_t *o;
     if (r->cmd == EVHTTP_REQ_PATCH) {
-        if (!(body = sf_rest_body(r)))
-            return;
-        if ((parts = positive(body, "partitions_count")) < 0) {
-            sf_httpd_error(r->req, 400, "INVALID_REQUEST",
-                           "PATCH takes {\"partitions_count\": N}, N above the current count");
-            json_decref(body);
-            return;
-        }
-    }
-    if ((job = op_job(r, r->cmd == EVHTTP_REQ_PATCH ? run_grow_topic : run_delete_topic, &o))) {
+        if ((body = sf_rest_body(r)))
+            sf_rest_grow_topic(r, name, positive(body, "partitions_count"));
+        json_decref(body);
+    } else if ((job = op_job(r, run_delete_topic, &o))) {
         snprintf(o->name, sizeof(o->name), "%s", name);
-        o->partitions = (int32_t)parts;
-        sf_gw_submit(r->gw, SF_GW_ADMIN, job);
+        sf_gw_submit(sf_gw_admin(r->gw), job);
     }
-    json_decref(body);
 }
 
 /* ---- configs ---- */
@@ -354,7 +363,7 @@ static void configs(sf_rest_t *r, configs_of_t of, const char *name, char **seg,
         sf_httpd_error(r->req, 400, "INVALID_REQUEST", "%s", bad);
         sf_gw_job_free(job);
     } else {
-        sf_gw_submit(r->gw, SF_GW_ADMIN, job);
+        sf_gw_submit(sf_gw_admin(r->gw), job);
     }
     json_decref(body);
 }
@@ -546,7 +555,7 @@ static void groups(sf_rest_t *r, char **seg, int nseg) {
         if (nseg >= 2)
             snprintf(o->item, sizeof(o->item), "%s%s%s", seg[1], nseg == 3 ? "/" : "",
                      nseg == 3 ? seg[2] : "");
-        sf_gw_submit(r->gw, SF_GW_ADMIN, job);
+        sf_gw_submit(sf_gw_admin(r->gw), job);
     }
 }
 

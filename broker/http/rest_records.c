@@ -320,10 +320,17 @@ static json_t *entry_result(const produce_t *p, const entry_t *e, const sf_gw_re
 /* On the loop, every record handled: the answer in the request's form. */
 static void produce_done(sf_gw_job_t *job) {
     produce_t *p = job->arg;
-    json_t *batch = NULL, *ok = json_array(), *failed = json_array(), *o;
-    struct evbuffer *lines = evbuffer_new();
+    json_t *batch = NULL, *ok, *failed, *o;
+    struct evbuffer *lines;
     size_t i;
     int status = 500;
+    if (job->body) { /* the gateway failed it */
+        sf_gw_finish(job);
+        return;
+    }
+    ok = json_array();
+    failed = json_array();
+    lines = evbuffer_new();
     job->status = 200;
     for (i = 0; i < p->n; i++) {
         const entry_t *e = &p->entries[i];
@@ -363,9 +370,10 @@ static void produce_done(sf_gw_job_t *job) {
 
 /* ---- the route ---- */
 
-/* Build the job of @t's records from the request; NULL after answering. */
-static sf_gw_job_t *produce_job(sf_rest_t *r, const sf_cluster_topic_t *t, produce_mode_t mode) {
-    json_t *objs = body_records(r, &mode), *o;
+/* Build the job of @t's records @objs (taken); NULL after answering. */
+static sf_gw_job_t *produce_job(sf_rest_t *r, const sf_cluster_topic_t *t, produce_mode_t mode,
+                                json_t *objs) {
+    json_t *o;
     sf_gw_job_t *job = objs ? sf_gw_job_new(r->req) : NULL;
     produce_t *p = job ? calloc(1, sizeof(*p)) : NULL;
     size_t i, n = json_array_size(objs);
@@ -420,8 +428,14 @@ int sf_rest_records_route(sf_rest_t *r, char **seg, int nseg) {
     } else if (!(t = sf_cluster_snapshot_topic(r->snap, seg[1]))) {
         sf_httpd_error(r->req, 404, "UNKNOWN_TOPIC_OR_PARTITION",
                        "This server does not host this topic-partition.");
-    } else if ((job = produce_job(r, t, mode))) {
-        sf_gw_submit(r->gw, SF_GW_PRODUCE, job);
+    } else if ((job = produce_job(r, t, mode, body_records(r, &mode)))) {
+        sf_gw_submit(sf_gw_producer(r->gw), job);
     }
     return 1;
+}
+
+void sf_rest_produce(sf_rest_t *r, const sf_cluster_topic_t *t, json_t *record) {
+    sf_gw_job_t *job = produce_job(r, t, PRODUCE_ONE, json_pack("[O]", record));
+    if (job)
+        sf_gw_submit(sf_gw_producer(r->gw), job);
 }

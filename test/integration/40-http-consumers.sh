@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Consuming over HTTP on a three-broker cluster (http_consumers.py: the plain API's events and
+# Server-Sent Event streams, groups and members, REST Proxy v2's consumer instances); clients
+# that drop their streams leave the brokers serving, and an HTTP consumer dies with its broker.
+. "$(dirname "$0")/lib.sh"
+need_py confluent_kafka
+need_cmd curl
+start_zk
+declare -A hp
+for i in 1 2 3; do
+    hp[$i]=$(free_port)
+    start_broker "b$i" broker.id=$i zookeeper.session.timeout.ms=6000 num.partitions=3 \
+        default.replication.factor=3 http.listeners="http://127.0.0.1:${hp[$i]}"
+done
+ALL=127.0.0.1:${SF_BROKER_PORT[b1]},127.0.0.1:${SF_BROKER_PORT[b2]},127.0.0.1:${SF_BROKER_PORT[b3]}
+cd "$SF_TEST_DIR"
+"$PY" http_consumers.py "$ALL" "http://127.0.0.1:${hp[1]}" "http://127.0.0.1:${hp[2]}" ||
+    fail "HTTP consumers"
+
+# Streams cut by their clients (curl killed) and a consumer instance left behind: the broker
+# still answers, and stops cleanly with them.
+h1=http://127.0.0.1:${hp[1]}
+for i in 1 2 3; do
+    curl -sN "$h1/api/topics/feed/subscribe" >/dev/null &
+    pids+=($!)
+done
+curl -sf -X POST -H 'Content-Type: application/json' -d '{"name": "left"}' "$h1/consumers/lg" >/dev/null ||
+    fail "creating a consumer instance"
+curl -sf -X POST -H 'Content-Type: application/json' -d '{"topics": ["feed"]}' \
+    "$h1/consumers/lg/instances/left/subscription" || fail "subscribing it"
+sleep 1
+kill -9 "${pids[@]}"
+wait "${pids[@]}" 2>/dev/null || true
+curl -sf "$h1/api/nodes" >/dev/null || fail "the broker does not answer after dropped streams"
+broker_alive b1
+stop_broker b1
+port_open "${hp[1]}" && fail "HTTP still served after the broker stopped"
+broker_alive b2
+pass
