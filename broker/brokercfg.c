@@ -237,7 +237,10 @@ static const key_def_t keys[] = {
     {"num.io.threads", KT_INT32, FIELD(cfg.num_io_threads), 0, 256, "8", "a number of threads",
      NULL, NULL, "threads that append to and read from the logs"},
     {"http.listeners", KT_STRING, FIELD(cfg.http_listeners), 0, 0, NULL, NULL, NULL, NULL,
-     "http://host:port,... for /metrics, /health and the REST API (default: none)"},
+     "http://host:port or https://host:port (the ssl.* keystore),... for /metrics, /health "
+     "and the REST API (default: none)"},
+    {"http.auth.file", KT_STRING, FIELD(cfg.http_auth_file), 0, 0, NULL, NULL, NULL, NULL,
+     "user:{SHA}hash lines (htpasswd -s): HTTP basic authentication for all but /health"},
     {"http.max.body.bytes", KT_INT32, FIELD(cfg.http_max_body_bytes), 0, I32MAX, "1048576",
      "a number of bytes", NULL, NULL, "largest HTTP request body accepted"},
     {"health.min.free.bytes", KT_INT64, FIELD(cfg.health_min_free_bytes), 0, INT64_MAX,
@@ -993,6 +996,7 @@ static void cfg_clear(sf_brokercfg_t *cfg) {
     free(cfg->zk_chroot);
     free(cfg->ssl_keystore_location);
     free(cfg->http_listeners);
+    free(cfg->http_auth_file);
     free(cfg->inter_broker_listener_name);
     free(cfg->security_inter_broker_protocol);
     free(cfg->ssl_key_password);

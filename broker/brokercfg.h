@@ -140,7 +140,8 @@ typedef struct sf_brokercfg {
     char *ssl_truststore_location; /* PEM CA bundle; NULL if unset */
     int ssl_client_auth;           /* SF_TLS_CLIENT_AUTH_* (0 none, 1 requested, 2 required) */
 
-    char *http_listeners;          /* http.listeners: "http://host:port,..."; NULL: none */
+    char *http_listeners;          /* http.listeners: "http[s]://host:port,..."; NULL: none */
+    char *http_auth_file;          /* http.auth.file: basic-auth credentials; NULL: none */
     int32_t http_max_body_bytes;   /* http.max.body.bytes (1048576) */
     int64_t health_min_free_bytes; /* health.min.free.bytes (104857600) */
 

@@ -9,16 +9,20 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <jansson.h>
+#include <openssl/ssl.h>
 
 #include "broker.h"
 #include "brokercfg.h"
 #include "err.h"
 #include "gateway.h"
+#include "httpauth.h"
 #include "rest.h"
 #include "logging.h"
+#include "tls.h"
 #include "view.h"
 
 #define MAX_HEADERS_BYTES 16384
@@ -28,7 +32,10 @@
 struct sf_httpd {
     sf_broker_t *b;
     const sf_brokercfg_t *cfg;
-    struct evhttp *http;
+    struct evhttp *http;  /* the http:// listeners */
+    struct evhttp *https; /* the https:// listeners; NULL when none */
+    SSL_CTX *tls;
+    sf_httpauth_t *auth;  /* NULL: no authentication */
     sf_gw_t *gw;
     sf_rest_consumers_t *consumers;
 };
@@ -131,6 +138,15 @@ static void route(struct evhttp_request *req, void *arg) {
 
     if (!path || !*path)
         path = "/";
+    if (h->auth && strncmp(path, "/health/", 8) != 0 &&
+        !sf_httpauth_check(h->auth, evhttp_find_header(evhttp_request_get_input_headers(req),
+                                                       "Authorization"))) {
+        evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate",
+                          "Basic realm=\"streamflow\", charset=\"UTF-8\"");
+        sf_httpd_error(req, 401, "SASL_AUTHENTICATION_FAILED",
+                       "this broker's HTTP API needs a user and password");
+        return;
+    }
     if (!strcmp(path, "/health/live")) {
         sf_httpd_json(req, 200, strdup("{\"status\":\"UP\"}"));
     } else if (!strcmp(path, "/health/ready")) {
@@ -148,15 +164,62 @@ static void route(struct evhttp_request *req, void *arg) {
     }
 }
 
-/* Bind one "http://host:port" of http.listeners. */
-static int bind_one(sf_httpd_t *h, const char *item, char *errstr, size_t errstr_size) {
+/* A TLS bufferevent for each connection to the https:// listeners. */
+static struct bufferevent *tls_bev(struct event_base *base, void *arg) {
+    sf_httpd_t *h = arg;
+    SSL *ssl = SSL_new(h->tls);
+    return ssl ? bufferevent_openssl_socket_new(base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING,
+                                                BEV_OPT_CLOSE_ON_FREE)
+               : NULL;
+}
+
+/* An evhttp with the server's limits and routes. */
+static struct evhttp *http_new(struct event_base *base, sf_httpd_t *h) {
+    struct evhttp *http = evhttp_new(base);
+    if (!http)
+        return NULL;
+    evhttp_set_max_body_size(http, h->cfg->http_max_body_bytes);
+    evhttp_set_max_headers_size(http, MAX_HEADERS_BYTES);
+    evhttp_set_timeout(http, IDLE_TIMEOUT_S);
+    evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
+                                         EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_PATCH);
+    evhttp_set_gencb(http, route, h);
+    return http;
+}
+
+/* The https:// evhttp, made on first use with the broker's keystore. */
+static struct evhttp *https_of(struct event_base *base, sf_httpd_t *h, char *errstr,
+                               size_t errstr_size) {
+    if (h->https)
+        return h->https;
+    if (!h->cfg->ssl_keystore_location) {
+        snprintf(errstr, errstr_size, "http.listeners: https:// needs ssl.keystore.location");
+        return NULL;
+    }
+    if (!(h->tls = sf_tls_server_ctx_new(h->cfg->ssl_keystore_location, h->cfg->ssl_key_password,
+                                         NULL, SF_TLS_CLIENT_AUTH_NONE, errstr, errstr_size)))
+        return NULL;
+    if (!(h->https = http_new(base, h))) {
+        snprintf(errstr, errstr_size, "out of memory for the HTTPS server");
+        return NULL;
+    }
+    evhttp_set_bevcb(h->https, tls_bev, h);
+    return h->https;
+}
+
+/* Bind one "http[s]://host:port" of http.listeners. */
+static int bind_one(struct event_base *base, sf_httpd_t *h, const char *item, char *errstr,
+                    size_t errstr_size) {
     char host[256];
-    const char *hp = item + 7, *colon;
+    int tls = !strncmp(item, "https://", 8);
+    const char *hp = item + (tls ? 8 : 7), *colon;
+    struct evhttp *http = h->http;
     long port;
     char *end;
-    if (strncmp(item, "http://", 7) != 0 || !(colon = strrchr(hp, ':')) ||
+    if ((!tls && strncmp(item, "http://", 7) != 0) || !(colon = strrchr(hp, ':')) ||
         (size_t)(colon - hp) >= sizeof(host)) {
-        snprintf(errstr, errstr_size, "http.listeners: \"%s\" is not http://host:port", item);
+        snprintf(errstr, errstr_size, "http.listeners: \"%s\" is not http[s]://host:port",
+                 item);
         return SF_ERR_INVALID;
     }
     port = strtol(colon + 1, &end, 10);
@@ -170,11 +233,13 @@ static int bind_one(sf_httpd_t *h, const char *item, char *errstr, size_t errstr
         memmove(host, host + 1, strlen(host));
         host[strlen(host) - 1] = '\0';
     }
-    if (evhttp_bind_socket(h->http, *host ? host : "0.0.0.0", (ev_uint16_t)port) != 0) {
+    if (tls && !(http = https_of(base, h, errstr, errstr_size)))
+        return SF_ERR_INVALID;
+    if (evhttp_bind_socket(http, *host ? host : "0.0.0.0", (ev_uint16_t)port) != 0) {
         snprintf(errstr, errstr_size, "http.listeners: cannot listen on %s", item);
         return SF_ERR_IO;
     }
-    sf_log(SF_LOG_INFO, "HTTP", "serving HTTP on %s", item);
+    sf_log(SF_LOG_INFO, "HTTP", "serving %s on %s", tls ? "HTTPS" : "HTTP", item);
     return SF_OK;
 }
 
@@ -187,22 +252,20 @@ int sf_httpd_new(struct event_base *base, sf_broker_t *b, const sf_brokercfg_t *
     *out = NULL;
     if (!cfg->http_listeners || !*cfg->http_listeners)
         return SF_OK;
-    if (!(h = calloc(1, sizeof(*h))) || !(h->http = evhttp_new(base)) ||
-        !(h->gw = sf_gw_new(base, b)) || !(h->consumers = sf_rest_consumers_new(base, h->gw)) ||
-        !(copy = strdup(cfg->http_listeners))) {
-        sf_httpd_free(h);
-        snprintf(errstr, errstr_size, "out of memory for the HTTP server");
-        return SF_ERR_NOMEM;
-    }
+    if (!(h = calloc(1, sizeof(*h))))
+        goto nomem;
     h->b = b;
     h->cfg = cfg;
-    evhttp_set_max_body_size(h->http, cfg->http_max_body_bytes);
-    evhttp_set_max_headers_size(h->http, MAX_HEADERS_BYTES);
-    evhttp_set_timeout(h->http, IDLE_TIMEOUT_S);
-    evhttp_set_allowed_methods(h->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
-                                            EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
-                                            EVHTTP_REQ_PATCH);
-    evhttp_set_gencb(h->http, route, h);
+    if (!(h->http = http_new(base, h)) || !(h->gw = sf_gw_new(base, b)) ||
+        !(h->consumers = sf_rest_consumers_new(base, h->gw)) ||
+        !(copy = strdup(cfg->http_listeners)))
+        goto nomem;
+    if (cfg->http_auth_file &&
+        !(h->auth = sf_httpauth_load(cfg->http_auth_file, errstr, errstr_size))) {
+        free(copy);
+        sf_httpd_free(h);
+        return SF_ERR_INVALID;
+    }
     for (item = strtok_r(copy, ",", &save); item && rc == SF_OK;
          item = strtok_r(NULL, ",", &save)) {
         while (*item == ' ')
@@ -212,7 +275,7 @@ int sf_httpd_new(struct event_base *base, sf_broker_t *b, const sf_brokercfg_t *
                      MAX_LISTENERS);
             rc = SF_ERR_INVALID;
         } else {
-            rc = bind_one(h, item, errstr, errstr_size);
+            rc = bind_one(base, h, item, errstr, errstr_size);
         }
     }
     free(copy);
@@ -222,6 +285,10 @@ int sf_httpd_new(struct event_base *base, sf_broker_t *b, const sf_brokercfg_t *
     }
     *out = h;
     return SF_OK;
+nomem:
+    sf_httpd_free(h);
+    snprintf(errstr, errstr_size, "out of memory for the HTTP server");
+    return SF_ERR_NOMEM;
 }
 
 void sf_httpd_free(sf_httpd_t *h) {
@@ -231,5 +298,9 @@ void sf_httpd_free(sf_httpd_t *h) {
     sf_gw_free(h->gw); /* answers what it holds, before the connections go */
     if (h->http)
         evhttp_free(h->http);
+    if (h->https)
+        evhttp_free(h->https);
+    SSL_CTX_free(h->tls);
+    sf_httpauth_free(h->auth);
     free(h);
 }
