@@ -159,7 +159,7 @@ static void route(struct evhttp_request *req, void *arg) {
     } else if (!strncmp(path, "/v3/", 4) || !strcmp(path, "/v3") ||
                !strncmp(path, "/consumers/", 11) || !strncmp(path, "/api/", 5)) {
         sf_httpd_rest(req, h->b, h->gw, h->consumers, path);
-    } else {
+    } else if (!sf_httpd_console(req, path)) {
         sf_httpd_error(req, 404, NULL, "no such resource: %s", path);
     }
 }

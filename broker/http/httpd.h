@@ -44,6 +44,10 @@ void sf_httpd_error(struct evhttp_request *req, int status, const char *kafka_er
 
 /* ---- The routes (prom.c, rest.c), on the metadata thread ---- */
 
+/* The web console's files (/ and /console/...): 1 when @path is one of them and @req was
+ * answered, else 0. */
+int sf_httpd_console(struct evhttp_request *req, const char *path);
+
 /* GET /metrics. */
 void sf_httpd_metrics(struct evhttp_request *req, struct sf_broker *b);
 

@@ -85,11 +85,11 @@ void sf_rest_produce(sf_rest_t *r, const sf_cluster_topic_t *t, json_t *record);
 
 /* ---- consumers (rest_consumers.c) ---- */
 
-typedef enum { SF_REST_BINARY, SF_REST_JSON, SF_REST_PLAIN } sf_rest_format_t;
+typedef enum { SF_REST_BINARY, SF_REST_JSON, SF_REST_PLAIN, SF_REST_PLAIN_BASE64 } sf_rest_format_t;
 
 /* A consumed record as JSON: REST Proxy v2's {topic, key, value, partition, offset} with the
  * payloads base64 (BINARY) or parsed (JSON; a string when they do not parse), and for PLAIN
- * also the timestamp and the headers. */
+ * also the timestamp and the headers (PLAIN_BASE64: with every payload base64). */
 json_t *sf_rest_message_json(const sf_message_t *m, sf_rest_format_t format);
 
 /* The registry of consumer instances, on @base's loop. */

@@ -117,7 +117,7 @@ static json_t *payload_json(const void *p, size_t n, sf_rest_format_t format) {
     json_t *j;
     if (!p)
         return json_null();
-    if (format == SF_REST_BINARY)
+    if (format == SF_REST_BINARY || format == SF_REST_PLAIN_BASE64)
         return base64_json(p, n);
     if ((j = json_loadb(p, n, JSON_DECODE_ANY, NULL)))
         return j;
@@ -133,7 +133,7 @@ json_t *sf_rest_message_json(const sf_message_t *m, sf_rest_format_t format) {
                           (int)m->partition, "offset", (json_int_t)m->offset);
     json_t *h;
     size_t i;
-    if (!o || format != SF_REST_PLAIN)
+    if (!o || (format != SF_REST_PLAIN && format != SF_REST_PLAIN_BASE64))
         return o;
     /* the plain API also gives the time and the headers */
     json_object_set_new(o, "timestamp", json_integer(m->timestamp));
@@ -142,7 +142,7 @@ json_t *sf_rest_message_json(const sf_message_t *m, sf_rest_format_t format) {
         json_object_set_new(h, m->headers[i].key,
                             m->headers[i].value
                                 ? payload_json(m->headers[i].value, m->headers[i].value_len,
-                                               SF_REST_JSON)
+                                               format == SF_REST_PLAIN ? SF_REST_JSON : format)
                                 : json_null());
     json_object_set_new(o, "headers", h);
     return o;

@@ -20,7 +20,8 @@
  *   DELETE /api/groups/<g>/members/<m>
  *
  * A key or value given as a JSON string is sent as its text, anything else as its JSON;
- * events read back carry the value as JSON when it parses, else as text. */
+ * events read back carry the value as JSON when it parses, else as text (with
+ * ?encoding=base64: keys, values and headers as base64, for binary data). */
 #include "config.h"
 
 #include <stdio.h>
@@ -197,6 +198,7 @@ typedef struct read_args {
     int64_t timestamp;
     int limit;
     int exact;         /* one event at exactly offset */
+    sf_rest_format_t format;
 } read_args_t;
 
 static void run_read(sf_gw_job_t *job, sf_consumer_t *c) {
@@ -231,7 +233,7 @@ static void run_read(sf_gw_job_t *job, sf_consumer_t *c) {
         if (m->err)
             rc = m->err;
         else if (!a->exact || m->offset == a->offset)
-            json_array_append_new(events, sf_rest_message_json(m, SF_REST_PLAIN));
+            json_array_append_new(events, sf_rest_message_json(m, a->format));
         else
             high = 0; /* compacted away: there is no event at that offset */
         sf_message_destroy(m);
@@ -273,6 +275,9 @@ static void read_events(sf_rest_t *r, const sf_cluster_topic_t *t, const char *p
     snprintf(a->topic, sizeof(a->topic), "%s", t->name);
     a->partition = (int32_t)p;
     a->exact = offset != NULL;
+    a->format = sf_rest_query(r, "encoding", ts, sizeof(ts)) && !strcmp(ts, "base64")
+                    ? SF_REST_PLAIN_BASE64
+                    : SF_REST_PLAIN;
     a->limit = a->exact ? 1 : (int)sf_rest_query_long(r, "limit", 100, 1, MAX_READ);
     a->offset = offset ? off : sf_rest_query_long(r, "offset", 0, 0, INT64_MAX);
     if (!offset && sf_rest_query(r, "timestamp", ts, sizeof(ts))) {
