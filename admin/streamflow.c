@@ -61,7 +61,9 @@ static const sf_sub_t txn_subs[] = {
     {NULL, NULL}};
 
 static const sf_sub_t cluster_subs[] = {
-    {"status", "cluster id, controller, brokers, topic and partition health"}, {NULL, NULL}};
+    {"status", "cluster id, controller, brokers, topic and partition health"},
+    {"health", "checks with an exit status for scripts and service managers"},
+    {NULL, NULL}};
 
 static const sf_sub_t perf_subs[] = {
     {"produce", "producer throughput"},
