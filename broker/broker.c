@@ -239,6 +239,14 @@ static int endpoint_split(const char *ep, char *host, size_t hostsize, int32_t *
     return 0;
 }
 
+int sf_broker_nworkers(const sf_broker_t *b) {
+    return b->nworkers;
+}
+
+sf_worker_t *sf_broker_worker(sf_broker_t *b, int i) {
+    return b->workers[i];
+}
+
 int sf_broker_endpoint_parse(const char *endpoint, const char *listener, char *host,
                              size_t hostsize, int32_t *port) {
     size_t n = strlen(listener);

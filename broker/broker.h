@@ -88,6 +88,11 @@ struct sf_netlimit_stats;
 void sf_broker_net_stats(const sf_broker_t *b, struct sf_netlimit_stats *out,
                          long *accept_failures);
 
+/* The network workers, for metrics (worker.h's sf_worker_stats). The metadata thread. */
+struct sf_worker;
+int sf_broker_nworkers(const sf_broker_t *b);
+struct sf_worker *sf_broker_worker(sf_broker_t *b, int i);
+
 /* The advertised endpoints "NAME://host:port" (borrowed). Any thread. */
 const char *const *sf_broker_endpoints(const sf_broker_t *b, size_t *n);
 

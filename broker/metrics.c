@@ -38,15 +38,35 @@ void sf_metrics_fetched(uint64_t bytes) {
         sf_metrics_add(&m->bytes_out, bytes);
 }
 
+/* The latency bucket of @us. */
+static int bucket_of(int64_t us) {
+    int b = 0;
+    while (b < SF_METRICS_NBUCKET && (double)us > sf_metrics_bucket_ms[b] * 1000)
+        b++;
+    return b;
+}
+
+void sf_metrics_flush(int64_t us) {
+    sf_metrics_block_t *m = sf_metrics_here();
+    if (m) {
+        sf_metrics_add(&m->flushes[bucket_of(us)], 1);
+        sf_metrics_add(&m->flush_us, us > 0 ? (uint64_t)us : 0);
+    }
+}
+
+void sf_metrics_isr_change(int shrink) {
+    sf_metrics_block_t *m = sf_metrics_here();
+    if (m)
+        sf_metrics_add(shrink ? &m->isr_shrinks : &m->isr_expands, 1);
+}
+
 void sf_metrics_request(int16_t api_key, int16_t version, int64_t us) {
     sf_metrics_block_t *m = sf_metrics_here();
     int a = api_key < 0 ? 0 : api_key >= SF_METRICS_NAPI ? SF_METRICS_NAPI - 1 : api_key;
     int v = version < 0 ? 0 : version >= SF_METRICS_NVERSION ? SF_METRICS_NVERSION - 1 : version;
-    int b = 0;
+    int b = bucket_of(us);
     if (!m)
         return;
-    while (b < SF_METRICS_NBUCKET && (double)us > sf_metrics_bucket_ms[b] * 1000)
-        b++;
     sf_metrics_add(&m->requests[a][v], 1);
     sf_metrics_add(&m->latency[a][b], 1);
     sf_metrics_add(&m->latency_us[a], us > 0 ? (uint64_t)us : 0);
@@ -73,5 +93,9 @@ void sf_metrics_sum(sf_metrics_block_t *out) {
         add_all(&out->latency[0][0], &m->latency[0][0],
                 SF_METRICS_NAPI * (SF_METRICS_NBUCKET + 1));
         add_all(out->latency_us, m->latency_us, SF_METRICS_NAPI);
+        add_all(out->flushes, m->flushes, SF_METRICS_NBUCKET + 1);
+        add_all(&out->flush_us, &m->flush_us, 1);
+        add_all(&out->isr_shrinks, &m->isr_shrinks, 1);
+        add_all(&out->isr_expands, &m->isr_expands, 1);
     }
 }

@@ -22,6 +22,9 @@ typedef struct sf_metrics_block {
     _Atomic uint64_t requests[SF_METRICS_NAPI][SF_METRICS_NVERSION];
     _Atomic uint64_t latency[SF_METRICS_NAPI][SF_METRICS_NBUCKET + 1]; /* last: +Inf */
     _Atomic uint64_t latency_us[SF_METRICS_NAPI];                      /* the sum */
+    _Atomic uint64_t flushes[SF_METRICS_NBUCKET + 1]; /* log flushes by duration bucket */
+    _Atomic uint64_t flush_us;                        /* their total duration */
+    _Atomic uint64_t isr_shrinks, isr_expands;        /* ISR changes the controller made */
     struct sf_metrics_block *next;
 } sf_metrics_block_t;
 
@@ -44,6 +47,12 @@ void sf_metrics_fetched(uint64_t bytes);
 /* Count a request of @api_key / @version answered @us microseconds after it arrived. Any
  * thread. */
 void sf_metrics_request(int16_t api_key, int16_t version, int64_t us);
+
+/* Count a log flush (fsync of segments) that took @us microseconds. Any thread. */
+void sf_metrics_flush(int64_t us);
+
+/* Count an ISR change of a partition led here that the controller made. Any thread. */
+void sf_metrics_isr_change(int shrink);
 
 /* The sums over every thread's block, into @out (zeroed first). Any thread. */
 void sf_metrics_sum(sf_metrics_block_t *out);

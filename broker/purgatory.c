@@ -362,3 +362,7 @@ void sf_purgatory_notify(sf_purgatory_t *p, sf_pkey_t key) {
 size_t sf_purgatory_size(const sf_purgatory_t *p) {
     return p->nwaits;
 }
+
+size_t sf_purgatory_parked(const sf_purgatory_t *p) {
+    return atomic_load(&((sf_purgatory_t *)p)->nparked);
+}

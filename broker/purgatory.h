@@ -72,6 +72,9 @@ void sf_purgatory_notify(sf_purgatory_t *p, sf_pkey_t key);
 /* The number of parked operations (for metrics and tests). */
 size_t sf_purgatory_size(const sf_purgatory_t *p);
 
+/* The same from any thread (as of the owner's last park or completion). */
+size_t sf_purgatory_parked(const sf_purgatory_t *p);
+
 /* The key for a partition's log, and the metadata key. */
 static inline sf_pkey_t sf_pkey_partition(const void *log) {
     sf_pkey_t k = {SF_PKEY_PARTITION, log, 0};

@@ -461,6 +461,19 @@ sf_coord_t *sf_coord_new(struct event_base *base, sf_cluster_t *cl, const sf_coo
     return c;
 }
 
+void sf_coord_each_group(sf_coord_t *c, void (*fn)(void *arg, sf_group_t *g), void *arg) {
+    size_t s;
+    sf_group_t *g;
+    for (s = 0; c && s < c->ntable; s++)
+        for (g = c->table[s]; g; g = g->hnext)
+            if (g->loaded)
+                fn(arg, g);
+}
+
+const char *sf_group_id(const sf_group_t *g) {
+    return g->id;
+}
+
 static void drop_all(sf_coord_t *c, int16_t err, int keep_owned) {
     size_t s;
     for (s = 0; s < c->ntable; s++) {

@@ -129,6 +129,13 @@ void sf_group_commit(sf_group_t *g, const char *member_id, const char *instance_
                      int32_t generation, const sf_goffset_t *v, int n, sf_gcommit_cb done,
                      void *arg);
 
+/* Every group loaded here (those requests named since this broker became their coordinator):
+ * @fn(@arg, group). */
+void sf_coord_each_group(sf_coord_t *c, void (*fn)(void *arg, sf_group_t *g), void *arg);
+
+/* The group's id. */
+const char *sf_group_id(const sf_group_t *g);
+
 /* The committed offset of one partition (offset -1 and leader epoch -1 when none). */
 sf_goffset_t sf_group_offset(const sf_group_t *g, const char *topic, int32_t partition);
 /* Every committed offset, in (topic, partition) order: @fn(@arg, offset). */

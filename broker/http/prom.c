@@ -4,7 +4,9 @@
  * view: the cluster as ZooKeeper has it, and the partitions this broker holds, whose log end
  * offsets also give per-partition message rates (rate() of streamflow_partition_log_end_offset)
  * without a counter on the append path. */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/statvfs.h>
 
 #include <event2/buffer.h>
@@ -12,15 +14,41 @@
 
 #include "broker.h"
 #include "brokercfg.h"
+#include "group.h"
 #include "httpd.h"
 #include "log.h"
 #include "metrics.h"
 #include "netlimit.h"
+#include "partition.h"
 #include "proto.h"
+#include "purgatory.h"
 #include "view.h"
+#include "worker.h"
 
 static void meta(struct evbuffer *o, const char *name, const char *type, const char *help) {
     evbuffer_add_printf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* The series of one histogram: @buckets (SF_METRICS_NBUCKET + 1, the last +Inf) and the sum
+ * @sum_us; @labels is "" or "name=\"value\",". */
+static void histogram(struct evbuffer *o, const char *name, const char *labels,
+                      const _Atomic uint64_t *buckets, uint64_t sum_us) {
+    uint64_t cum = 0;
+    int bk;
+    for (bk = 0; bk < SF_METRICS_NBUCKET; bk++) {
+        cum += buckets[bk];
+        evbuffer_add_printf(o, "%s_bucket{%sle=\"%g\"} %llu\n", name, labels,
+                            sf_metrics_bucket_ms[bk] / 1000, (unsigned long long)cum);
+    }
+    cum += buckets[SF_METRICS_NBUCKET];
+    evbuffer_add_printf(o, "%s_bucket{%sle=\"+Inf\"} %llu\n", name, labels,
+                        (unsigned long long)cum);
+    evbuffer_add_printf(o, "%s_sum%s%.*s%s %.6f\n", name, *labels ? "{" : "",
+                        *labels ? (int)strlen(labels) - 1 : 0, labels, *labels ? "}" : "",
+                        (double)sum_us / 1e6);
+    evbuffer_add_printf(o, "%s_count%s%.*s%s %llu\n", name, *labels ? "{" : "",
+                        *labels ? (int)strlen(labels) - 1 : 0, labels, *labels ? "}" : "",
+                        (unsigned long long)cum);
 }
 
 static void counters(struct evbuffer *o, const sf_metrics_block_t *m) {
@@ -33,6 +61,71 @@ static void counters(struct evbuffer *o, const sf_metrics_block_t *m) {
                         (unsigned long long)m->bytes_in);
     evbuffer_add_printf(o, "streamflow_bytes_total{direction=\"out\"} %llu\n",
                         (unsigned long long)m->bytes_out);
+    meta(o, "streamflow_isr_shrinks_total", "counter",
+         "ISR shrinks of partitions led here that the controller made.");
+    evbuffer_add_printf(o, "streamflow_isr_shrinks_total %llu\n",
+                        (unsigned long long)m->isr_shrinks);
+    meta(o, "streamflow_isr_expands_total", "counter",
+         "ISR expansions of partitions led here that the controller made.");
+    evbuffer_add_printf(o, "streamflow_isr_expands_total %llu\n",
+                        (unsigned long long)m->isr_expands);
+    meta(o, "streamflow_log_flush_duration_seconds", "histogram",
+         "Time to make a partition's appended records durable (fsync of its segments).");
+    histogram(o, "streamflow_log_flush_duration_seconds", "", m->flushes, m->flush_us);
+}
+
+/* The network threads' busy time and every purgatory's waiting requests. */
+static void threads(struct evbuffer *o, sf_broker_t *b) {
+    int i, n = sf_broker_nworkers(b);
+    double cpu[256];
+    size_t parked[256];
+    for (i = 0; i < n && i < 256; i++)
+        sf_worker_stats(sf_broker_worker(b, i), &cpu[i], &parked[i]);
+    meta(o, "streamflow_network_thread_cpu_seconds_total", "counter",
+         "CPU time of each network thread: its rate() is the thread's busy ratio.");
+    for (i = 0; i < n && i < 256; i++)
+        evbuffer_add_printf(o, "streamflow_network_thread_cpu_seconds_total{thread=\"%d\"} %.6f\n",
+                            i, cpu[i]);
+    meta(o, "streamflow_purgatory_size", "gauge",
+         "Requests waiting (long-poll fetches, acks=all produces, admin, group joins).");
+    for (i = 0; i < n && i < 256; i++)
+        evbuffer_add_printf(o, "streamflow_purgatory_size{thread=\"net/%d\"} %zu\n", i,
+                            parked[i]);
+    evbuffer_add_printf(o, "streamflow_purgatory_size{thread=\"metadata\"} %zu\n",
+                        sf_purgatory_size(sf_broker_purgatory(b)));
+}
+
+typedef struct lag_ctx {
+    struct evbuffer *o;
+    const sf_view_t *v;
+    const char *group;
+} lag_ctx_t;
+
+static void lag_offset(void *arg, const sf_goffset_t *off) {
+    lag_ctx_t *l = arg;
+    sf_partition_t *part = sf_view_partition(l->v, off->topic, off->partition);
+    int64_t hw;
+    if (!part || off->offset < 0)
+        return;
+    hw = sf_log_high_watermark(part->log);
+    evbuffer_add_printf(l->o, "streamflow_consumergroup_lag{group=\"%s\",topic=\"%s\","
+                        "partition=\"%d\"} %lld\n", l->group, off->topic, (int)off->partition,
+                        (long long)(hw > off->offset ? hw - off->offset : 0));
+}
+
+static void lag_group(void *arg, sf_group_t *g) {
+    lag_ctx_t *l = arg;
+    l->group = sf_group_id(g);
+    sf_group_offsets(g, lag_offset, l);
+}
+
+/* The lag of the groups this broker coordinates, on the partitions it holds. */
+static void group_lag(struct evbuffer *o, sf_broker_t *b, const sf_view_t *v) {
+    lag_ctx_t l = {o, v, NULL};
+    meta(o, "streamflow_consumergroup_lag", "gauge",
+         "Records between a group's committed offset and the high watermark, for the groups "
+         "this broker coordinates and the partitions it holds.");
+    sf_coord_each_group(sf_broker_coordinator(b), lag_group, &l);
 }
 
 static void requests(struct evbuffer *o, const sf_metrics_block_t *m) {
@@ -47,29 +140,16 @@ static void requests(struct evbuffer *o, const sf_metrics_block_t *m) {
     meta(o, "streamflow_request_duration_seconds", "histogram",
          "Time from reading a Kafka request to answering it, by API.");
     for (a = 0; a < SF_METRICS_NAPI; a++) {
-        uint64_t cum = 0;
-        const char *api = sf_proto_api_name((int16_t)a);
+        char label[64];
+        uint64_t n = 0;
         for (bk = 0; bk <= SF_METRICS_NBUCKET; bk++)
-            cum += m->latency[a][bk];
-        if (!cum)
-            continue;
-        cum = 0;
-        for (bk = 0; bk < SF_METRICS_NBUCKET; bk++) {
-            cum += m->latency[a][bk];
-            evbuffer_add_printf(o, "streamflow_request_duration_seconds_bucket{api=\"%s\",le=\"%g\"} "
-                                   "%llu\n", api, sf_metrics_bucket_ms[bk] / 1000,
-                                (unsigned long long)cum);
-        }
-        cum += m->latency[a][SF_METRICS_NBUCKET];
-        evbuffer_add_printf(o, "streamflow_request_duration_seconds_bucket{api=\"%s\",le=\"+Inf\"} "
-                               "%llu\n", api, (unsigned long long)cum);
-        evbuffer_add_printf(o, "streamflow_request_duration_seconds_sum{api=\"%s\"} %.6f\n", api,
-                            (double)m->latency_us[a] / 1e6);
-        evbuffer_add_printf(o, "streamflow_request_duration_seconds_count{api=\"%s\"} %llu\n", api,
-                            (unsigned long long)cum);
+            n += m->latency[a][bk];
+        snprintf(label, sizeof(label), "api=\"%s\",", sf_proto_api_name((int16_t)a));
+        if (n)
+            histogram(o, "streamflow_request_duration_seconds", label, m->latency[a],
+                      m->latency_us[a]);
     }
 }
-
 /* The cluster as the view has it. */
 static void cluster(struct evbuffer *o, sf_broker_t *b, const sf_view_t *v) {
     const sf_cluster_snapshot_t *s = v->snap;
@@ -210,9 +290,11 @@ void sf_httpd_metrics(struct evhttp_request *req, sf_broker_t *b) {
     evbuffer_add_printf(o, "streamflow_zookeeper_registered %d\n", sf_broker_cluster(b) != NULL);
     log_dirs(o, sf_broker_cfg(b));
     network(o, b);
+    threads(o, b);
     if (v) {
         cluster(o, b, v);
         partitions(o, v);
+        group_lag(o, b, v);
     }
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
                       "text/plain; version=0.0.4; charset=utf-8");

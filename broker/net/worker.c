@@ -6,6 +6,7 @@
 
 #include <assert.h>
 #include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +172,15 @@ int sf_worker_index(const sf_worker_t *w) {
 sf_purgatory_t *sf_worker_purgatory(sf_worker_t *w) {
     assert(self == w);
     return w->purgatory;
+}
+
+void sf_worker_stats(const sf_worker_t *w, double *cpu_seconds, size_t *parked) {
+    clockid_t clock;
+    struct timespec ts;
+    *cpu_seconds = pthread_getcpuclockid(w->tid, &clock) == 0 && clock_gettime(clock, &ts) == 0
+                       ? (double)ts.tv_sec + (double)ts.tv_nsec / 1e9
+                       : 0;
+    *parked = sf_purgatory_parked(w->purgatory);
 }
 
 void sf_worker_notify(sf_worker_t *w, sf_pkey_t key) {

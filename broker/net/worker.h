@@ -54,6 +54,10 @@ int sf_worker_index(const sf_worker_t *w);
 /* Its purgatory (the worker's own thread). */
 struct sf_purgatory *sf_worker_purgatory(sf_worker_t *w);
 
+/* For metrics, any thread: the CPU time the worker's thread used (its busy time: the loop
+ * sleeps in epoll when idle), and the operations parked in its purgatory. */
+void sf_worker_stats(const sf_worker_t *w, double *cpu_seconds, size_t *parked);
+
 /* Wake what waits on @key in its purgatory (sf_purgatory_notify). Any thread. */
 void sf_worker_notify(sf_worker_t *w, sf_pkey_t key);
 

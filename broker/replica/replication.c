@@ -18,6 +18,7 @@
 #include "leader.h"
 #include "log.h"
 #include "logging.h"
+#include "metrics.h"
 #include "replication_int.h"
 
 /* How often the leaders look at their followers (at most; replica.lag.time.max.ms / 2 when
@@ -141,6 +142,7 @@ static void view_take(sf_replication_t *r) {
 
 typedef struct isr_item {
     sf_partition_t *part; /* referenced */
+    int shrink;           /* the change asked for removes replicas */
 } isr_item_t;
 
 typedef struct isr_ctx {
@@ -192,6 +194,8 @@ static void isr_done(sf_client_t *cl, int err, int32_t broker_id, int16_t versio
             sf_log(SF_LOG_INFO, "REPL", "%s-%d: the controller did not change the ISR (%s)",
                    part->topic, part->index,
                    err ? sf_error_str(err) : sf_error_name(sf_client_kerr(code)));
+        } else {
+            sf_metrics_isr_change(ctx->items[i].shrink);
         }
     }
     isr_ctx_free(ctx);
@@ -227,6 +231,7 @@ static int isr_add(isr_ctx_t *ctx, const sf_cluster_topic_t *topic,
         return SF_ERR_NOMEM;
     memcpy(pd->NewIsr, isr, (size_t)n * sizeof(int32_t));
     pd->NewIsrCount = n;
+    ctx->items[ctx->n].shrink = n < cp->nisr;
     ctx->items[ctx->n++].part = sf_partition_ref(part);
     sf_log(SF_LOG_INFO, "REPL", "%s-%d: asking the controller to %s the ISR (%d of %d replicas)",
            topic->name, cp->partition, n < cp->nisr ? "shrink" : "expand", n, cp->nreplicas);

@@ -18,8 +18,10 @@
 #include "znode.h"
 #include "compress.h"
 #include "buf.h"
+#include "clock.h"
 #include "err.h"
 #include "logging.h"
+#include "metrics.h"
 
 #define BATCHES_ON_STACK 32
 /* Disk blocks reserved ahead of the appends to the active segment (sf_segment_preallocate). */
@@ -1062,7 +1064,7 @@ int sf_log_needs_flush(sf_log_t *log, int64_t now_ms) {
 
 int sf_log_flush(sf_log_t *log) {
     sf_segment_t **v = NULL;
-    int64_t *sizes = NULL, target, msgs;
+    int64_t *sizes = NULL, target, msgs, started_us;
     int *idx = NULL, dir_sync, rc = SF_OK;
     size_t n = 0, i;
 
@@ -1104,10 +1106,13 @@ int sf_log_flush(sf_log_t *log) {
     pthread_mutex_unlock(&log->mu);
 
     /* The slow part, outside the lock: appends go on meanwhile. */
+    started_us = n || dir_sync ? sf_clock_mono_us() : 0;
     for (i = 0; i < n && rc == SF_OK; i++)
         rc = sf_segment_sync(v[i], idx[i]);
     if (rc == SF_OK && dir_sync && sf_log_fsync_dir(log->path) != SF_OK)
         rc = SF_ERR_IO;
+    if (started_us)
+        sf_metrics_flush(sf_clock_mono_us() - started_us);
 
     pthread_mutex_lock(&log->mu);
     if (rc == SF_OK) {

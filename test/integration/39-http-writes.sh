@@ -10,8 +10,9 @@ start_zk
 declare -A hp
 for i in 1 2 3; do
     hp[$i]=$(free_port)
-    start_broker "b$i" broker.id=$i zookeeper.session.timeout.ms=6000 num.partitions=3 \
-        default.replication.factor=3 http.listeners="http://127.0.0.1:${hp[$i]}"
+    start_broker "b$i" broker.id=$i zookeeper.session.timeout.ms=10000 num.partitions=3 \
+        default.replication.factor=3 replica.lag.time.max.ms=2000 \
+        http.listeners="http://127.0.0.1:${hp[$i]}"
 done
 ALL=127.0.0.1:${SF_BROKER_PORT[b1]},127.0.0.1:${SF_BROKER_PORT[b2]},127.0.0.1:${SF_BROKER_PORT[b3]}
 cd "$SF_TEST_DIR"
@@ -22,6 +23,24 @@ cd "$SF_TEST_DIR"
 h1=http://127.0.0.1:${hp[1]}
 cluster=$(curl -sf "$h1/v3/clusters" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["data"][0]["cluster_id"])')
 c=$h1/v3/clusters/$cluster
+
+# A follower that stops fetching (SIGSTOP, within its ZooKeeper session): the leaders' metrics
+# show their partitions under-replicated and count the ISR shrink, then the expansion.
+curl -sf -X POST -H 'Content-Type: application/json' "$c/topics" \
+    -d '{"topic_name": "watched", "partitions_count": 3, "replication_factor": 3}' >/dev/null ||
+    fail "creating watched"
+"$PY" "$SF_TEST_DIR/cluster_state.py" "127.0.0.1:$ZK_PORT" watched wait-isr 3 30 || fail "watched ISR"
+metric() { # metric NAME: its value summed over brokers 1 and 3
+    { curl -sf "$h1/metrics"; curl -sf "http://127.0.0.1:${hp[3]}/metrics"; } |
+        awk -v m="$1" '$1 == m { s += $2 } END { print s + 0 }'
+}
+kill -STOP "$(broker_pid b2)"
+wait_until 20 "under-replicated partitions in the metrics" \
+    bash -c "$(declare -f metric); h1=$h1; hp3=${hp[3]}; $(declare -p hp); (( \$(metric streamflow_under_replicated_partitions) > 0 ))"
+kill -CONT "$(broker_pid b2)"
+(($(metric streamflow_isr_shrinks_total) > 0)) || fail "no ISR shrink counted"
+wait_until 30 "the ISR expansions in the metrics" \
+    bash -c "$(declare -f metric); h1=$h1; $(declare -p hp); (( \$(metric streamflow_isr_expands_total) > 0 ))"
 stop_broker b2
 curl -sf -X POST -H 'Content-Type: application/json' "$c/topics" \
     -d '{"topic_name": "solo", "partitions_count": 1, "replication_factor": 1}' >/dev/null ||

@@ -32,6 +32,13 @@ sleep 1
 kill -9 "${pids[@]}"
 wait "${pids[@]}" 2>/dev/null || true
 curl -sf "$h1/api/nodes" >/dev/null || fail "the broker does not answer after dropped streams"
+# Its network threads' busy time and the requests waiting are exported.
+curl -sf "$h1/metrics" | grep -q '^streamflow_network_thread_cpu_seconds_total{thread="0"} [0-9.]*$' ||
+    fail "no network thread CPU time in the metrics"
+curl -sf "$h1/metrics" | grep -q '^streamflow_purgatory_size{thread="metadata"} [0-9]*$' ||
+    fail "no purgatory size in the metrics"
+curl -sf "$h1/metrics" | grep -q '^streamflow_log_flush_duration_seconds_count [0-9]*$' ||
+    fail "no log flush histogram in the metrics"
 broker_alive b1
 stop_broker b1
 port_open "${hp[1]}" && fail "HTTP still served after the broker stopped"

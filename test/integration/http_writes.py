@@ -279,6 +279,19 @@ lags = expect("GET", c + "/consumer-groups/http-check/lags", 200)["data"]
 p0 = [x for x in lags if x["topic_name"] == "orders" and x["partition_id"] == 0]
 if not p0 or p0[0]["current_offset"] != 1 or p0[0]["lag"] != p0[0]["log_end_offset"] - 1:
     fail(f"lags: {lags}")
+# The group's coordinator exports the lag at /metrics.
+series = f'streamflow_consumergroup_lag{{group="http-check",topic="orders",partition="0"}}'
+deadline = time.time() + 10
+exported = []
+while time.time() < deadline:
+    exported = [line.split()[-1] for b in bases
+                for line in urllib.request.urlopen(b + "/metrics", timeout=10).read().decode().splitlines()
+                if line.startswith(series + " ")]
+    if exported == [str(p0[0]["lag"])]:
+        break
+    time.sleep(0.5)
+else:
+    fail(f"{series}: {exported}, expected one broker with {p0[0]['lag']}")
 s = expect("GET", c + "/consumer-groups/http-check/lag-summary", 200)
 if s["total_lag"] != p0[0]["lag"] or s["max_lag"] != p0[0]["lag"]:
     fail(f"lag summary: {s}")
