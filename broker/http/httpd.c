@@ -85,6 +85,23 @@ static int check(json_t *checks, const char *name, int ok, const char *detail) {
     return ok;
 }
 
+/* A warning into @checks: reported, but readiness does not depend on it. */
+static void warn(json_t *checks, const char *name, int ok, const char *detail) {
+    json_array_append_new(checks, json_pack("{s:s, s:s, s:s}", "name", name, "status",
+                                            ok ? "UP" : "WARN", "detail", detail));
+}
+
+/* Partitions led here whose ISR is smaller than their replica set. */
+static int under_replicated_here(const sf_view_t *v, int32_t me) {
+    int t, i, n = 0;
+    for (t = 0; t < v->snap->ntopics; t++)
+        for (i = 0; i < v->snap->topics[t]->npartitions; i++) {
+            const sf_cluster_partition_t *p = &v->snap->topics[t]->partitions[i];
+            n += p->leader == me && p->nisr < p->nreplicas;
+        }
+    return n;
+}
+
 /* Partitions this broker leads in @v but does not hold. */
 static int offline_led_here(const sf_view_t *v, int32_t me) {
     int t, i, n = 0;
@@ -121,6 +138,10 @@ static void health_ready(struct evhttp_request *req, sf_httpd_t *h) {
         offline = offline_led_here(v, h->cfg->broker_id);
         snprintf(detail, sizeof(detail), "%d partitions led here are offline", offline);
         ok &= check(checks, "partitions", offline == 0, detail);
+        offline = under_replicated_here(v, h->cfg->broker_id);
+        snprintf(detail, sizeof(detail), "%d partitions led here have fewer in-sync replicas "
+                 "than replicas", offline);
+        warn(checks, "replication", offline == 0, detail);
     }
     o = json_pack("{s:s, s:i, s:o}", "status", ok ? "UP" : "DOWN", "broker_id",
                   (int)h->cfg->broker_id, "checks", checks);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The REST API's writes on a three-broker cluster (http_writes.py: topics, configs, records,
 # consumer groups, bad input, concurrent HTTP producers, each acknowledged record read back
-# with a Kafka client); then a record for a partition led by another broker is forwarded to
-# its leader, and a broker's HTTP API goes away with the broker.
+# with a Kafka client); then a follower stops fetching and the leaders' metrics and readiness
+# show it, a record for a partition led by another broker is forwarded to its leader, and a
+# broker's HTTP API goes away with the broker.
 . "$(dirname "$0")/lib.sh"
 need_py confluent_kafka
 need_cmd curl
@@ -37,21 +38,22 @@ metric() { # metric NAME: its value summed over brokers 1 and 3
 kill -STOP "$(broker_pid b2)"
 wait_until 20 "under-replicated partitions in the metrics" \
     bash -c "$(declare -f metric); h1=$h1; hp3=${hp[3]}; $(declare -p hp); (( \$(metric streamflow_under_replicated_partitions) > 0 ))"
+# ... and their readiness reports it as a warning, still ready.
+ready=$(curl -s -w ' %{http_code}' "$h1/health/ready"; curl -s -w ' %{http_code}' "http://127.0.0.1:${hp[3]}/health/ready")
+grep -q '"name":"replication","status":"WARN"' <<<"$ready" || fail "no replication warning: $ready"
+[[ $ready != *" 503"* ]] || fail "an under-replicated leader is not ready: $ready"
 kill -CONT "$(broker_pid b2)"
 (($(metric streamflow_isr_shrinks_total) > 0)) || fail "no ISR shrink counted"
 wait_until 30 "the ISR expansions in the metrics" \
     bash -c "$(declare -f metric); h1=$h1; $(declare -p hp); (( \$(metric streamflow_isr_expands_total) > 0 ))"
-stop_broker b2
-curl -sf -X POST -H 'Content-Type: application/json' "$c/topics" \
-    -d '{"topic_name": "solo", "partitions_count": 1, "replication_factor": 1}' >/dev/null ||
-    fail "creating solo"
-start_broker b2
-leader=$(kc -L -t solo -J | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["topics"][0]["partitions"][0]["leader"])')
-[[ $leader != 1 ]] || fail "solo is led by broker 1 (it was the only other one up)"
-out=$(curl -s -X POST -H 'Content-Type: application/json' "$c/topics/solo/records" \
-    -d '{"value": {"type": "STRING", "data": "forwarded"}}')
+# A record for a partition another broker leads, produced through broker 1, lands there.
+part=$(kc -L -t watched -J | "$PY" -c 'import json,sys
+ps = json.load(sys.stdin)["topics"][0]["partitions"]
+print([p["partition"] for p in ps if p["leader"] != 1][0])') || fail "every partition of watched is led by broker 1"
+out=$(curl -s -X POST -H 'Content-Type: application/json' "$c/topics/watched/records" \
+    -d "{\"partition_id\": $part, \"value\": {\"type\": \"STRING\", \"data\": \"forwarded\"}}")
 grep -q '"error_code":200' <<<"$out" || fail "producing through a broker that does not lead: $out"
-got=$(kc -C -t solo -o beginning -c 1 -e -q -f '%s')
+got=$(kc -C -t watched -p "$part" -o beginning -c 1 -e -q -f '%s')
 assert_eq forwarded "$got" "the record produced through broker 1"
 
 stop_broker b1
