@@ -337,7 +337,7 @@ void sf_gw_submit(sf_gw_lane_t *l, sf_gw_job_t *job) {
                    "too many HTTP requests in progress; retry later");
     else
         sf_gw_fail(job, 503, "BROKER_NOT_AVAILABLE", "the broker is shutting down");
-    sf_gw_finish(job);
+    job_done(job);
 }
 
 static int lane_start(sf_gw_t *gw, lane_t *l, lane_kind_t kind) {
@@ -368,15 +368,19 @@ static void lane_stop(lane_t *l) {
         l->bytes -= job->bytes;
         pthread_mutex_unlock(&l->mu);
         sf_gw_fail(job, 503, "BROKER_NOT_AVAILABLE", "this HTTP client is closing");
-        sf_gw_finish(job);
+        job_done(job);
     }
 }
 
-/* Wait for @l's thread (stopped) and release what the lane holds. */
+/* Wait for @l's thread (stopped). */
 static void lane_join(lane_t *l) {
     if (l->started)
         pthread_join(l->thread, NULL);
     l->started = 0;
+}
+
+/* Release what the joined lane @l holds. */
+static void lane_release(lane_t *l) {
     pthread_mutex_destroy(&l->mu);
     pthread_cond_destroy(&l->cv);
     if (l->conf)
@@ -412,7 +416,7 @@ sf_gw_lane_t *sf_gw_consumer_new(sf_gw_t *gw, const sf_config_kv_t *kvs, size_t 
     }
     if (lane_start(gw, l, LANE_CONSUMER) != 0) {
         snprintf(errstr, errstr_size, "cannot start a thread for the consumer");
-        lane_join(l);
+        lane_release(l);
         free(l);
         return NULL;
     }
@@ -440,6 +444,7 @@ static void reap_cb(evutil_socket_t fd, short what, void *arg) {
         *pp = l->next;
         gw->nconsumers--;
         lane_join(l);
+        lane_release(l);
         free(l);
     }
 }
@@ -475,11 +480,16 @@ void sf_gw_free(sf_gw_t *gw) {
         lane_stop(l);
     lane_join(&gw->admin);
     lane_join(&gw->produce);
+    for (l = gw->consumers; l; l = l->next)
+        lane_join(l);
+    /* Answer the jobs the threads handed back; their done may still close a lane. */
+    sf_mailbox_free(gw->mb);
+    lane_release(&gw->admin);
+    lane_release(&gw->produce);
     for (l = gw->consumers; l; l = next) {
         next = l->next;
-        lane_join(l);
+        lane_release(l);
         free(l);
     }
-    sf_mailbox_free(gw->mb); /* answers the jobs the threads handed back */
     free(gw);
 }

@@ -29,7 +29,14 @@
 #define IDLE_TIMEOUT_S 60
 #define MAX_LISTENERS 8
 
+/* What the routes of one evhttp know: the server, and the scheme its listeners speak. */
+typedef struct front {
+    sf_httpd_t *h;
+    const char *scheme;
+} front_t;
+
 struct sf_httpd {
+    front_t plain, tls_front;
     sf_broker_t *b;
     const sf_brokercfg_t *cfg;
     struct evhttp *http;  /* the http:// listeners */
@@ -152,7 +159,8 @@ static void health_ready(struct evhttp_request *req, sf_httpd_t *h) {
 /* ---- routing ---- */
 
 static void route(struct evhttp_request *req, void *arg) {
-    sf_httpd_t *h = arg;
+    const front_t *f = arg;
+    sf_httpd_t *h = f->h;
     const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
     const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
     enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
@@ -179,7 +187,7 @@ static void route(struct evhttp_request *req, void *arg) {
             sf_httpd_metrics(req, h->b);
     } else if (!strncmp(path, "/v3/", 4) || !strcmp(path, "/v3") ||
                !strncmp(path, "/consumers/", 11) || !strncmp(path, "/api/", 5)) {
-        sf_httpd_rest(req, h->b, h->gw, h->consumers, path);
+        sf_httpd_rest(req, h->b, h->gw, h->consumers, f->scheme, path);
     } else if (!sf_httpd_console(req, path)) {
         sf_httpd_error(req, 404, NULL, "no such resource: %s", path);
     }
@@ -194,8 +202,9 @@ static struct bufferevent *tls_bev(struct event_base *base, void *arg) {
                : NULL;
 }
 
-/* An evhttp with the server's limits and routes. */
-static struct evhttp *http_new(struct event_base *base, sf_httpd_t *h) {
+/* An evhttp with the server's limits and the routes of @f. */
+static struct evhttp *http_new(struct event_base *base, sf_httpd_t *h, front_t *f,
+                               const char *scheme) {
     struct evhttp *http = evhttp_new(base);
     if (!http)
         return NULL;
@@ -204,7 +213,9 @@ static struct evhttp *http_new(struct event_base *base, sf_httpd_t *h) {
     evhttp_set_timeout(http, IDLE_TIMEOUT_S);
     evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
                                          EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_PATCH);
-    evhttp_set_gencb(http, route, h);
+    f->h = h;
+    f->scheme = scheme;
+    evhttp_set_gencb(http, route, f);
     return http;
 }
 
@@ -220,7 +231,7 @@ static struct evhttp *https_of(struct event_base *base, sf_httpd_t *h, char *err
     if (!(h->tls = sf_tls_server_ctx_new(h->cfg->ssl_keystore_location, h->cfg->ssl_key_password,
                                          NULL, SF_TLS_CLIENT_AUTH_NONE, errstr, errstr_size)))
         return NULL;
-    if (!(h->https = http_new(base, h))) {
+    if (!(h->https = http_new(base, h, &h->tls_front, "https"))) {
         snprintf(errstr, errstr_size, "out of memory for the HTTPS server");
         return NULL;
     }
@@ -277,7 +288,7 @@ int sf_httpd_new(struct event_base *base, sf_broker_t *b, const sf_brokercfg_t *
         goto nomem;
     h->b = b;
     h->cfg = cfg;
-    if (!(h->http = http_new(base, h)) || !(h->gw = sf_gw_new(base, b)) ||
+    if (!(h->http = http_new(base, h, &h->plain, "http")) || !(h->gw = sf_gw_new(base, b)) ||
         !(h->consumers = sf_rest_consumers_new(base, h->gw)) ||
         !(copy = strdup(cfg->http_listeners)))
         goto nomem;

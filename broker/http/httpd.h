@@ -51,10 +51,11 @@ int sf_httpd_console(struct evhttp_request *req, const char *path);
 /* GET /metrics. */
 void sf_httpd_metrics(struct evhttp_request *req, struct sf_broker *b);
 
-/* Anything under /v3/, /consumers/ or /api/ (@path without the query string). */
+/* Anything under /v3/, /consumers/ or /api/ (@path without the query string), received on a
+ * listener of @scheme ("http" or "https", for the links in answers). */
 struct sf_gw;
 struct sf_rest_consumers;
 void sf_httpd_rest(struct evhttp_request *req, struct sf_broker *b, struct sf_gw *gw,
-                   struct sf_rest_consumers *consumers, const char *path);
+                   struct sf_rest_consumers *consumers, const char *scheme, const char *path);
 
 #endif

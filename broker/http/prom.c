@@ -95,6 +95,18 @@ static void threads(struct evbuffer *o, sf_broker_t *b) {
                         sf_purgatory_size(sf_broker_purgatory(b)));
 }
 
+/* @s as a label value: backslash, double quote and newline escaped. */
+static void label_value(struct evbuffer *o, const char *s) {
+    for (; *s; s++) {
+        if (*s == '\\' || *s == '"')
+            evbuffer_add(o, "\\", 1);
+        if (*s == '\n')
+            evbuffer_add(o, "\\n", 2);
+        else
+            evbuffer_add(o, s, 1);
+    }
+}
+
 typedef struct lag_ctx {
     struct evbuffer *o;
     const sf_view_t *v;
@@ -108,9 +120,10 @@ static void lag_offset(void *arg, const sf_goffset_t *off) {
     if (!part || off->offset < 0)
         return;
     hw = sf_log_high_watermark(part->log);
-    evbuffer_add_printf(l->o, "streamflow_consumergroup_lag{group=\"%s\",topic=\"%s\","
-                        "partition=\"%d\"} %lld\n", l->group, off->topic, (int)off->partition,
-                        (long long)(hw > off->offset ? hw - off->offset : 0));
+    evbuffer_add_printf(l->o, "streamflow_consumergroup_lag{group=\"");
+    label_value(l->o, l->group);
+    evbuffer_add_printf(l->o, "\",topic=\"%s\",partition=\"%d\"} %lld\n", off->topic,
+                        (int)off->partition, (long long)(hw > off->offset ? hw - off->offset : 0));
 }
 
 static void lag_group(void *arg, sf_group_t *g) {
@@ -235,18 +248,6 @@ static void network(struct evbuffer *o, sf_broker_t *b) {
     for (k = 0; k < SF_NETLIMIT_NKINDS; k++)
         evbuffer_add_printf(o, "streamflow_network_paused_total{kind=\"%s\"} %lld\n", kinds[k],
                             (long long)st.paused[k]);
-}
-
-/* @s as a label value: backslash, double quote and newline escaped. */
-static void label_value(struct evbuffer *o, const char *s) {
-    for (; *s; s++) {
-        if (*s == '\\' || *s == '"')
-            evbuffer_add(o, "\\", 1);
-        if (*s == '\n')
-            evbuffer_add(o, "\\n", 2);
-        else
-            evbuffer_add(o, s, 1);
-    }
 }
 
 /* Space in each log directory. */

@@ -275,7 +275,7 @@ const char *sf_rest_query(const sf_rest_t *r, const char *key, char *buf, size_t
 }
 
 void sf_httpd_rest(struct evhttp_request *req, sf_broker_t *b, struct sf_gw *gw,
-                   sf_rest_consumers_t *consumers, const char *path) {
+                   sf_rest_consumers_t *consumers, const char *scheme, const char *path) {
     const char *host = evhttp_find_header(evhttp_request_get_input_headers(req), "Host");
     sf_view_t *v = sf_broker_view(b);
     char *copy = NULL, *seg[MAX_SEGMENTS];
@@ -293,7 +293,7 @@ void sf_httpd_rest(struct evhttp_request *req, sf_broker_t *b, struct sf_gw *gw,
     r.snap = v->snap;
     r.gw = gw;
     r.consumers = consumers;
-    snprintf(r.links.origin, sizeof(r.links.origin), "http://%s", host ? host : "localhost");
+    snprintf(r.links.origin, sizeof(r.links.origin), "%s://%s", scheme, host ? host : "localhost");
     snprintf(r.links.base, sizeof(r.links.base), "%s/v3/clusters/%s", r.links.origin,
              r.snap->cluster_id);
     snprintf(r.links.cluster_id, sizeof(r.links.cluster_id), "%s", r.snap->cluster_id);

@@ -110,7 +110,9 @@ sf_rest_instance_t *sf_rest_instance_find(sf_rest_t *r, const char *group, const
  * @created (taken) when it is not NULL. */
 void sf_rest_instance_subscribe(sf_rest_t *r, sf_rest_instance_t *inst, json_t *body,
                                 char *created);
-/* Close it (leaving the group) and answer 204. */
+/* Close it (leaving the group), without answering. */
+void sf_rest_instance_close(sf_rest_t *r, sf_rest_instance_t *inst);
+/* Close it and answer 204. */
 void sf_rest_instance_delete(sf_rest_t *r, sf_rest_instance_t *inst);
 /* Answer with an event stream of its records. */
 void sf_rest_instance_stream(sf_rest_t *r, sf_rest_instance_t *inst);

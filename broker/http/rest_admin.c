@@ -336,8 +336,12 @@ static void configs(sf_rest_t *r, configs_of_t of, const char *name, char **seg,
     const char *bad = NULL;
     sf_gw_job_t *job;
     op_t *o;
-    if (nseg > 1 || (alter && nseg) || (write && !alter && !nseg) ||
-        (alter && r->cmd != EVHTTP_REQ_POST) || (!write && r->cmd != EVHTTP_REQ_GET)) {
+    if (nseg > 1 || (alter && nseg)) {
+        sf_httpd_error(r->req, 404, NULL, "no such resource");
+        return;
+    }
+    if ((write && !alter && !nseg) || (alter && r->cmd != EVHTTP_REQ_POST) ||
+        (!write && r->cmd != EVHTTP_REQ_GET)) {
         sf_httpd_error(r->req, 405, NULL, "configs are read with GET, set with PUT, reset "
                        "with DELETE and altered together with POST .../configs:alter");
         return;

@@ -56,6 +56,7 @@ typedef struct instance {
     sf_gw_lane_t *lane;
     int64_t last_used;
     int streams;   /* event streams running on it: it does not expire meanwhile */
+    int closed;    /* out of the registry; freed when its last stream ends */
     json_t *subscription; /* {"topics": [...]} or {"topic_pattern": ...}; NULL: none */
     struct instance *next;
 } instance_t;
@@ -348,6 +349,8 @@ static void run_op(sf_gw_job_t *job, sf_consumer_t *c) {
     }
 }
 
+static void instance_free(instance_t *inst);
+
 /* ---- event streams ---- */
 
 struct sf_rest_stream {
@@ -466,10 +469,10 @@ static void stream_done(sf_gw_job_t *job) {
     sf_rest_stream_t *s = job->arg;
     if (s->own_lane)
         sf_gw_consumer_close(s->own_lane);
-    if (s->inst) {
-        s->inst->streams--;
+    if (s->inst && --s->inst->streams == 0 && s->inst->closed)
+        instance_free(s->inst);
+    else if (s->inst)
         s->inst->last_used = sf_clock_mono_ms();
-    }
     if (!s->started) {
         if (!job->body && !job->status)
             sf_gw_fail(job, 503, NULL, "the stream could not start");
@@ -540,6 +543,13 @@ static instance_t *find(sf_rest_consumers_t *cs, const char *group, const char *
     return NULL;
 }
 
+static void instance_free(instance_t *inst) {
+    json_decref(inst->subscription);
+    free(inst);
+}
+
+/* Take @inst out of the registry and close its lane; it is freed now, or when the last of its
+ * streams ends (they still point at it). */
 static void instance_close(sf_rest_consumers_t *cs, instance_t *inst) {
     instance_t **pp;
     for (pp = &cs->instances; *pp && *pp != inst; pp = &(*pp)->next)
@@ -547,8 +557,9 @@ static void instance_close(sf_rest_consumers_t *cs, instance_t *inst) {
     if (*pp)
         *pp = inst->next;
     sf_gw_consumer_close(inst->lane);
-    json_decref(inst->subscription);
-    free(inst);
+    inst->closed = 1;
+    if (!inst->streams)
+        instance_free(inst);
 }
 
 static void expiry_cb(evutil_socket_t fd, short what, void *arg) {
@@ -663,6 +674,10 @@ sf_rest_instance_t *sf_rest_instance_find(sf_rest_t *r, const char *group, const
     return inst;
 }
 
+void sf_rest_instance_close(sf_rest_t *r, sf_rest_instance_t *inst) {
+    instance_close(r->consumers, inst);
+}
+
 void sf_rest_instance_delete(sf_rest_t *r, sf_rest_instance_t *inst) {
     instance_close(r->consumers, inst);
     sf_httpd_reply(r->req, 204, NULL, "application/json");
@@ -732,8 +747,8 @@ static int optional_body(sf_rest_t *r, json_t **out) {
 }
 
 static void create_instance(sf_rest_t *r, const char *group) {
-    json_t *body, *name;
-    char gen[64], *answer;
+    json_t *body, *name, *answer;
+    char gen[64];
     instance_t *inst;
     if (optional_body(r, &body) != 0)
         return;
@@ -745,10 +760,17 @@ static void create_instance(sf_rest_t *r, const char *group) {
     } else {
         snprintf(gen, sizeof(gen), "rest-consumer-%llx-%lx", (unsigned long long)sf_clock_wall_ms(),
                  random());
-        if ((inst = sf_rest_instance_new(r, group, name ? json_string_value(name) : gen, body)) &&
-            asprintf(&answer, "{\"instance_id\":\"%s\",\"base_uri\":\"%s/consumers/%s/instances/%s\"}",
-                     inst->name, r->links.origin, group, inst->name) > 0)
-            sf_httpd_reply(r->req, 200, answer, V2_TYPE);
+        inst = sf_rest_instance_new(r, group, name ? json_string_value(name) : gen, body);
+        answer = inst ? json_pack("{s:s, s:s++++}", "instance_id", inst->name, "base_uri",
+                                  r->links.origin, "/consumers/", group, "/instances/",
+                                  inst->name)
+                      : NULL;
+        if (answer) {
+            sf_httpd_reply(r->req, 200, sf_rest_dump(answer), V2_TYPE);
+        } else if (inst) {
+            instance_close(r->consumers, inst);
+            sf_httpd_error(r->req, 503, NULL, "out of memory");
+        }
     }
     json_decref(body);
 }
@@ -781,13 +803,13 @@ void sf_rest_consumers_route(sf_rest_t *r, char **seg, int nseg) {
     }
     if (!strcmp(what, "subscription") && !*where && cmd == EVHTTP_REQ_GET) {
         json_t *t = json_object_get(inst->subscription, "topics");
-        sf_httpd_reply(r->req, 200, sf_rest_dump(json_pack("{s:O}", "topics", t ? t : json_array())),
+        sf_httpd_reply(r->req, 200,
+                       sf_rest_dump(json_pack("{s:o}", "topics", t ? json_incref(t) : json_array())),
                        V2_TYPE);
     } else if (!strcmp(what, "subscription") && !*where && cmd == EVHTTP_REQ_DELETE) {
         json_decref(inst->subscription);
         inst->subscription = NULL;
         instance_op(r, inst, OP_UNSUBSCRIBE, NULL);
-        body = NULL;
     } else if (!strcmp(what, "records") && !*where && cmd == EVHTTP_REQ_GET) {
         instance_op(r, inst, OP_RECORDS, NULL);
     } else if (!strcmp(what, "offsets") && !*where && cmd == EVHTTP_REQ_POST) {

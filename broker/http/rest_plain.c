@@ -256,9 +256,15 @@ static void run_read(sf_gw_job_t *job, sf_consumer_t *c) {
 /* GET /api/topics/<t>/partitions/<p>/events[/<offset>]. */
 static void read_events(sf_rest_t *r, const sf_cluster_topic_t *t, const char *part,
                         const char *offset) {
-    long p = sf_rest_index(part), off = offset ? sf_rest_index(offset) : 0;
+    long p = sf_rest_index(part);
+    long long off = 0;
+    char ts[32], *end = NULL;
     read_args_t *a;
-    char ts[32];
+    if (offset) {
+        off = strtoll(offset, &end, 10);
+        if (!*offset || *end)
+            off = -1;
+    }
     if (p < 0 || p >= t->npartitions) {
         sf_httpd_error(r->req, 404, "UNKNOWN_TOPIC_OR_PARTITION", "%s has no partition %s",
                        t->name, part);
@@ -422,7 +428,7 @@ static void register_group(sf_rest_t *r) {
     } else if (!(g = calloc(1, sizeof(*g))) || !(g->names = known_topics(r, body, &n)) ||
                !(g->parts = calloc(n ? n : 1, sizeof(*g->parts))) ||
                !(job = sf_gw_job_new(r->req))) {
-        if (g && g->names)
+        if (!g || g->names) /* known_topics answers its own errors */
             sf_httpd_error(r->req, 503, NULL, "out of memory");
         group_reg_free(g);
     } else {
@@ -445,7 +451,8 @@ static void register_group(sf_rest_t *r) {
 /* POST /api/groups/<g>/members: a consumer instance subscribed to the topics. */
 static void add_member(sf_rest_t *r, const char *group) {
     json_t *body = sf_rest_body(r), *name, *topics, *settings;
-    char gen[64], *created;
+    char gen[64], *created = NULL;
+    const char *member;
     sf_rest_instance_t *inst;
     size_t n;
     if (!body)
@@ -458,15 +465,22 @@ static void add_member(sf_rest_t *r, const char *group) {
     } else if ((topics = known_topics(r, body, &n))) {
         settings = json_pack("{s:s, s:s}", "format", "json", "auto.offset.reset",
                              from_of(body) == SF_OFFSET_BEGINNING ? "earliest" : "latest");
-        inst = sf_rest_instance_new(r, group, name ? json_string_value(name) : gen, settings);
+        member = name ? json_string_value(name) : gen;
+        inst = sf_rest_instance_new(r, group, member, settings);
         json_decref(settings);
-        if (inst && asprintf(&created, "{\"group\":\"%s\",\"member\":\"%s\",\"events\":"
-                             "\"/api/groups/%s/members/%s/events\"}", group,
-                             name ? json_string_value(name) : gen, group,
-                             name ? json_string_value(name) : gen) > 0)
+        if (inst)
+            created = sf_rest_dump(json_pack("{s:s, s:s, s:s++++}", "group", group, "member",
+                                             member, "events", "/api/groups/", group,
+                                             "/members/", member, "/events"));
+        if (created) {
             sf_rest_instance_subscribe(r, inst, json_pack("{s:o}", "topics", topics), created);
-        else
+        } else {
             json_decref(topics);
+            if (inst) {
+                sf_rest_instance_close(r, inst);
+                sf_httpd_error(r->req, 503, NULL, "out of memory");
+            }
+        }
     }
     json_decref(body);
 }

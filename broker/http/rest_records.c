@@ -240,7 +240,11 @@ static json_t *body_records(sf_rest_t *r, produce_mode_t *mode) {
     const char *buf = (const char *)evbuffer_pullup(in, -1);
     json_t *all = json_array(), *o, *entries;
     json_error_t err;
-    while (all && pos < len) {
+    if (!all) {
+        sf_httpd_error(r->req, 503, NULL, "out of memory");
+        return NULL;
+    }
+    while (pos < len) {
         while (pos < len && strchr(" \t\r\n", buf[pos]))
             pos++;
         if (pos == len)
@@ -263,7 +267,7 @@ static json_t *body_records(sf_rest_t *r, produce_mode_t *mode) {
     if (*mode != PRODUCE_BATCH) {
         if (json_array_size(all) > 1)
             *mode = PRODUCE_STREAM;
-        if (all && json_array_size(all) == 0)
+        if (json_array_size(all) == 0)
             json_array_append_new(all, json_object()); /* an empty body: a null record */
         return all;
     }
@@ -428,14 +432,19 @@ int sf_rest_records_route(sf_rest_t *r, char **seg, int nseg) {
     } else if (!(t = sf_cluster_snapshot_topic(r->snap, seg[1]))) {
         sf_httpd_error(r->req, 404, "UNKNOWN_TOPIC_OR_PARTITION",
                        "This server does not host this topic-partition.");
-    } else if ((job = produce_job(r, t, mode, body_records(r, &mode)))) {
-        sf_gw_submit(sf_gw_producer(r->gw), job);
+    } else {
+        json_t *objs = body_records(r, &mode); /* sets mode: a stream of several */
+        if ((job = produce_job(r, t, mode, objs)))
+            sf_gw_submit(sf_gw_producer(r->gw), job);
     }
     return 1;
 }
 
 void sf_rest_produce(sf_rest_t *r, const sf_cluster_topic_t *t, json_t *record) {
-    sf_gw_job_t *job = produce_job(r, t, PRODUCE_ONE, json_pack("[O]", record));
-    if (job)
+    json_t *objs = json_pack("[O]", record);
+    sf_gw_job_t *job = objs ? produce_job(r, t, PRODUCE_ONE, objs) : NULL;
+    if (!objs)
+        sf_httpd_error(r->req, 503, NULL, "out of memory");
+    else if (job)
         sf_gw_submit(sf_gw_producer(r->gw), job);
 }

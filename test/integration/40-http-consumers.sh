@@ -40,7 +40,16 @@ curl -sf "$h1/metrics" | grep -q '^streamflow_purgatory_size{thread="metadata"} 
 curl -sf "$h1/metrics" | grep -q '^streamflow_log_flush_duration_seconds_count [0-9]*$' ||
     fail "no log flush histogram in the metrics"
 broker_alive b1
+# A stream and an instance still open when the broker stops: it stops cleanly all the same.
+curl -sN "$h1/api/topics/feed/subscribe" >/dev/null &
+open_stream=$!
+curl -sf -X POST -H 'Content-Type: application/json' -d '{"name": "m9", "topics": ["feed"]}' \
+    "$h1/api/groups/g9/members" >/dev/null || fail "adding a member"
+curl -sN "$h1/api/groups/g9/members/m9/events" >/dev/null &
+member_stream=$!
+sleep 1
 stop_broker b1
+wait "$open_stream" "$member_stream" 2>/dev/null || true
 port_open "${hp[1]}" && fail "HTTP still served after the broker stopped"
 broker_alive b2
 pass

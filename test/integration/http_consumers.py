@@ -221,9 +221,15 @@ while sum(len(x.records) for x in streams) < 40 and time.time() < deadline:
 shares = [[d["value"]["share"] for _, d in x.records] for x in streams]
 if sorted(shares[0] + shares[1]) != list(range(40)) or not shares[0] or not shares[1]:
     fail(f"the group's shares: {shares}")
+# Deleting a member while its stream is open ends the stream.
+expect("DELETE", "/api/groups/g1/members/m1", 204)
+deadline = time.time() + 15
+while streams[0].open and time.time() < deadline:
+    time.sleep(0.1)
+if streams[0].open:
+    fail("the stream of a deleted member is still open")
 for x in streams:
     x.close()
-expect("DELETE", "/api/groups/g1/members/m1", 204)
 expect("DELETE", "/api/groups/g1/members/m2", 204)
 expect_error("GET", "/api/groups/g1/members/m1/events", 404)
 
