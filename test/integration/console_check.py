@@ -12,6 +12,7 @@ import sys
 import urllib.request
 
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
@@ -34,7 +35,8 @@ for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-
           "--window-size=1366,768", "--no-first-run"):
     opts.add_argument(a)
 driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
-wait = WebDriverWait(driver, 20)
+# Tables are redrawn as answers arrive: an element read while it is replaced is read again.
+wait = WebDriverWait(driver, 20, ignored_exceptions=[StaleElementReferenceException])
 
 
 def page(view):
