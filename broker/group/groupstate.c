@@ -13,39 +13,23 @@
 #include "group_int.h"
 
 #include <jansson.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base64.h"
 #include "err.h"
 #include "logging.h"
 
 static json_t *b64(const uint8_t *p, size_t n) {
-    char *s = malloc(4 * ((n + 2) / 3) + 1);
-    json_t *j;
-    if (!s)
-        return NULL;
-    EVP_EncodeBlock((unsigned char *)s, p, (int)n);
-    j = json_string(s);
+    char *s = sf_base64_encode(p, n);
+    json_t *j = s ? json_string(s) : NULL;
     free(s);
     return j;
 }
 
 /* Decode base64 @s into a malloc'd buffer (@len); NULL on bad input. */
 static uint8_t *unb64(const char *s, size_t *len) {
-    size_t n = strlen(s);
-    uint8_t *out;
-    int r;
-    if (n % 4)
-        return NULL;
-    if (!(out = malloc(n / 4 * 3 + 1)))
-        return NULL;
-    if ((r = EVP_DecodeBlock(out, (const unsigned char *)s, (int)n)) < 0) {
-        free(out);
-        return NULL;
-    }
-    *len = (size_t)r - (n && s[n - 1] == '=') - (n > 1 && s[n - 2] == '=');
-    return out;
+    return sf_base64_decode(s, strlen(s), len);
 }
 
 static json_t *nstr(const char *s) {

@@ -11,6 +11,8 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include "base64.h"
+
 #define MAX_USERS 1000
 #define MAX_LINE 1024
 
@@ -39,9 +41,8 @@ void sf_httpauth_free(sf_httpauth_t *a) {
 /* Parse "user:{SHA}base64" into @u; -1 when it is not that. */
 static int parse_line(char *line, user_t *u) {
     char *colon = strchr(line, ':'), *b64;
-    unsigned char raw[EVP_MAX_MD_SIZE + 3];
-    size_t n;
-    int len;
+    unsigned char *raw;
+    size_t len;
     if (!colon || colon == line)
         return -1;
     *colon = '\0';
@@ -55,16 +56,15 @@ static int parse_line(char *line, user_t *u) {
     } else {
         return -1;
     }
-    n = strlen(b64);
-    if (n % 4 || n > 4 * ((sizeof(raw) - 3) / 3 + 1))
+    if (!(raw = sf_base64_decode(b64, strlen(b64), &len)))
         return -1;
-    if ((len = EVP_DecodeBlock(raw, (const unsigned char *)b64, (int)n)) < 0)
+    if (len != (size_t)EVP_MD_size(u->md) || !(u->name = strdup(line))) {
+        free(raw);
         return -1;
-    len -= (n && b64[n - 1] == '=') + (n > 1 && b64[n - 2] == '=');
-    if (len != EVP_MD_size(u->md) || !(u->name = strdup(line)))
-        return -1;
-    memcpy(u->hash, raw, (size_t)len);
+    }
+    memcpy(u->hash, raw, len);
     u->hash_len = (unsigned)len;
+    free(raw);
     return 0;
 }
 
@@ -99,33 +99,28 @@ err:
 }
 
 int sf_httpauth_check(const sf_httpauth_t *a, const char *authorization) {
-    unsigned char plain[512], hash[EVP_MAX_MD_SIZE];
+    unsigned char hash[EVP_MAX_MD_SIZE];
     unsigned hash_len;
     const char *b64;
-    char *colon;
+    char *plain, *colon;
     size_t n, i;
-    int len;
+    int ok = 0;
     if (!authorization || strncasecmp(authorization, "Basic ", 6) != 0)
         return 0;
     for (b64 = authorization + 6; *b64 == ' '; b64++)
         ;
-    n = strlen(b64);
-    if (!n || n % 4 || n > 4 * (sizeof(plain) / 3 - 1))
+    if (!(plain = sf_base64_decode(b64, strlen(b64), &n)))
         return 0;
-    if ((len = EVP_DecodeBlock(plain, (const unsigned char *)b64, (int)n)) < 0)
-        return 0;
-    len -= (b64[n - 1] == '=') + (b64[n - 2] == '=');
-    plain[len] = '\0';
-    if (!(colon = memchr(plain, ':', (size_t)len)))
-        return 0;
-    *colon = '\0';
-    for (i = 0; i < a->n; i++) {
-        const user_t *u = &a->users[i];
-        if (strcmp(u->name, (const char *)plain) != 0)
-            continue;
-        if (!EVP_Digest(colon + 1, strlen(colon + 1), hash, &hash_len, u->md, NULL))
-            return 0;
-        return hash_len == u->hash_len && CRYPTO_memcmp(hash, u->hash, hash_len) == 0;
+    if ((colon = memchr(plain, ':', n))) {
+        *colon = '\0';
+        for (i = 0; i < a->n && strcmp(a->users[i].name, plain); i++)
+            ;
+        ok = i < a->n &&
+             EVP_Digest(colon + 1, n - (size_t)(colon + 1 - plain), hash, &hash_len,
+                        a->users[i].md, NULL) &&
+             hash_len == a->users[i].hash_len &&
+             CRYPTO_memcmp(hash, a->users[i].hash, hash_len) == 0;
     }
-    return 0;
+    free(plain);
+    return ok;
 }

@@ -29,8 +29,8 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <jansson.h>
-#include <openssl/evp.h>
 
+#include "base64.h"
 #include "clock.h"
 #include "gateway.h"
 #include "httpd.h"
@@ -103,12 +103,8 @@ static void op_free(void *arg) {
 /* ---- records as JSON ---- */
 
 static json_t *base64_json(const void *p, size_t n) {
-    char *s = malloc(4 * ((n + 2) / 3) + 1);
-    json_t *j;
-    if (!s)
-        return NULL;
-    EVP_EncodeBlock((unsigned char *)s, p, (int)n);
-    j = json_string(s);
+    char *s = sf_base64_encode(p, n);
+    json_t *j = s ? json_string(s) : NULL;
     free(s);
     return j;
 }

@@ -30,8 +30,8 @@
 
 #include <event2/http.h>
 #include <jansson.h>
-#include <openssl/evp.h>
 
+#include "base64.h"
 #include "clock.h"
 #include "gateway.h"
 #include "httpd.h"
@@ -174,9 +174,7 @@ static void write_event(sf_rest_t *r, const sf_cluster_topic_t *t) {
         hs = json_array();
         json_object_foreach(h, k, v) {
             const char *s = json_string_value(v);
-            char *b64 = s ? malloc(4 * ((strlen(s) + 2) / 3) + 1) : NULL;
-            if (b64)
-                EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)s, (int)strlen(s));
+            char *b64 = s ? sf_base64_encode(s, strlen(s)) : NULL;
             json_array_append_new(hs, json_pack("{s:s, s:s?}", "name", k, "value", b64));
             free(b64);
         }

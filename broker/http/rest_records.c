@@ -21,8 +21,8 @@
 #include <event2/buffer.h>
 #include <event2/http.h>
 #include <jansson.h>
-#include <openssl/evp.h>
 
+#include "base64.h"
 #include "gateway.h"
 #include "httpd.h"
 #include "rest.h"
@@ -86,21 +86,6 @@ static int entry_fail(entry_t *e, int status, const char *fmt, const char *arg) 
     return -1;
 }
 
-/* Decode base64 @s into a malloc'd buffer (@len); NULL on bad input. */
-static char *unbase64(const char *s, size_t *len) {
-    size_t n = strlen(s);
-    unsigned char *out;
-    int r;
-    if (n % 4 || !(out = malloc(n / 4 * 3 + 1)))
-        return NULL;
-    if ((r = EVP_DecodeBlock(out, (const unsigned char *)s, (int)n)) < 0) {
-        free(out);
-        return NULL;
-    }
-    *len = (size_t)r - (n && s[n - 1] == '=') - (n > 1 && s[n - 2] == '=');
-    return (char *)out;
-}
-
 /* {"type": ..., "data": ...} into *@out (NULL for null data or an absent @o). */
 static int parse_data(entry_t *e, json_t *o, const char *what, char **out, size_t *len,
                       const char **type) {
@@ -137,7 +122,7 @@ static int parse_data(entry_t *e, json_t *o, const char *what, char **out, size_
         if (!(*out = malloc(*len + 1)))
             return entry_fail(e, 500, "out of memory for %s", what);
         memcpy(*out, s, *len + 1);
-    } else if (!(*out = unbase64(s, len))) {
+    } else if (!(*out = sf_base64_decode(s, json_string_length(data), len))) {
         return entry_fail(e, 400, "%s.data is not base64", what);
     }
     return 0;
@@ -160,7 +145,9 @@ static int parse_headers(entry_t *e, json_t *a) {
         if (!(hd->key = strdup(json_string_value(name))))
             return entry_fail(e, 500, "out of memory for %s", "headers");
         e->nheaders++;
-        if (json_is_string(v) && !(hd->value = unbase64(json_string_value(v), &hd->value_len)))
+        if (json_is_string(v) && !(hd->value = sf_base64_decode(json_string_value(v),
+                                                                json_string_length(v),
+                                                                &hd->value_len)))
             return entry_fail(e, 400, "header %s has a value that is not base64",
                               json_string_value(name));
     }

@@ -12,47 +12,20 @@ import json
 import sys
 import threading
 import time
-import urllib.error
 import urllib.parse
 import urllib.request
 
 from confluent_kafka import Consumer, TopicPartition
 
+import httpclient
+from httpclient import call, expect, fail
+
 bootstrap, base, base2 = sys.argv[1], sys.argv[2], sys.argv[3]
-
-
-def fail(msg):
-    print("FAIL: " + msg)
-    sys.exit(1)
-
-
-def call(method, path, body=None, raw=None, at=None):
-    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-    req = urllib.request.Request((at or base) + path, data=data, method=method,
-                                 headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            code, text = r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        code, text = e.code, e.read().decode()
-    try:
-        return code, json.loads(text) if text.strip() else None
-    except ValueError:
-        return code, text
-
-
-def expect(method, path, status, body=None, raw=None, at=None):
-    code, out = call(method, path, body, raw, at)
-    if code != status:
-        fail(f"{method} {path}: HTTP {code} (expected {status}): {out}")
-    return out
+httpclient.BASE = base
 
 
 def expect_error(method, path, status, body=None, raw=None):
-    out = expect(method, path, status, body, raw)
-    if not isinstance(out, dict) or out.get("error_code") != status or not out.get("message"):
-        fail(f"{method} {path}: not a JSON error: {out}")
-    return out
+    return httpclient.expect_error(method, path, status, None, body, raw)
 
 
 class Stream:
