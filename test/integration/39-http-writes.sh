@@ -7,21 +7,14 @@
 . "$(dirname "$0")/lib.sh"
 need_py confluent_kafka
 need_cmd curl
-start_zk
-declare -A hp
-for i in 1 2 3; do
-    hp[$i]=$(free_port)
-    start_broker "b$i" broker.id=$i zookeeper.session.timeout.ms=10000 num.partitions=3 \
-        default.replication.factor=3 replica.lag.time.max.ms=2000 \
-        http.listeners="http://127.0.0.1:${hp[$i]}"
-done
-ALL=127.0.0.1:${SF_BROKER_PORT[b1]},127.0.0.1:${SF_BROKER_PORT[b2]},127.0.0.1:${SF_BROKER_PORT[b3]}
+CLUSTER_HTTP=1 start_cluster zookeeper.session.timeout.ms=10000 num.partitions=3 \
+    replica.lag.time.max.ms=2000
 cd "$SF_TEST_DIR"
-"$PY" http_writes.py "$ALL" "http://127.0.0.1:${hp[1]}" "http://127.0.0.1:${hp[2]}" \
-    "http://127.0.0.1:${hp[3]}" || fail "HTTP writes"
+"$PY" http_writes.py "$ALL" "http://127.0.0.1:${HP[1]}" "http://127.0.0.1:${HP[2]}" \
+    "http://127.0.0.1:${HP[3]}" || fail "HTTP writes"
 
 # A one-replica topic on broker 3 only, written through broker 1.
-h1=http://127.0.0.1:${hp[1]}
+h1=http://127.0.0.1:${HP[1]}
 cluster=$(curl -sf "$h1/v3/clusters" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["data"][0]["cluster_id"])')
 c=$h1/v3/clusters/$cluster
 
@@ -32,21 +25,21 @@ curl -sf -X POST -H 'Content-Type: application/json' "$c/topics" \
     fail "creating watched"
 "$PY" "$SF_TEST_DIR/cluster_state.py" "127.0.0.1:$ZK_PORT" watched wait-isr 3 30 || fail "watched ISR"
 metric() { # metric NAME: its value summed over brokers 1 and 3
-    { curl -sf "$h1/metrics"; curl -sf "http://127.0.0.1:${hp[3]}/metrics"; } |
+    { curl -sf "$h1/metrics"; curl -sf "http://127.0.0.1:${HP[3]}/metrics"; } |
         awk -v m="$1" '$1 == m { s += $2 } END { print s + 0 }'
 }
 kill -STOP "$(broker_pid b2)"
 wait_until 20 "under-replicated partitions in the metrics" \
-    bash -c "$(declare -f metric); h1=$h1; hp3=${hp[3]}; $(declare -p hp); (( \$(metric streamflow_under_replicated_partitions) > 0 ))"
+    bash -c "$(declare -f metric); h1=$h1; hp3=${HP[3]}; $(declare -p HP); (( \$(metric streamflow_under_replicated_partitions) > 0 ))"
 # ... and their readiness reports it as a warning, still ready.
-ready=$(curl -s -w ' %{http_code}' "$h1/health/ready"; curl -s -w ' %{http_code}' "http://127.0.0.1:${hp[3]}/health/ready")
+ready=$(curl -s -w ' %{http_code}' "$h1/health/ready"; curl -s -w ' %{http_code}' "http://127.0.0.1:${HP[3]}/health/ready")
 grep -q '"name":"replication","status":"WARN"' <<<"$ready" || fail "no replication warning: $ready"
 [[ $ready != *" 503"* ]] || fail "an under-replicated leader is not ready: $ready"
 wait_until 10 "the ISR shrinks in the metrics" \
-    bash -c "$(declare -f metric); h1=$h1; $(declare -p hp); (( \$(metric streamflow_isr_shrinks_total) > 0 ))"
+    bash -c "$(declare -f metric); h1=$h1; $(declare -p HP); (( \$(metric streamflow_isr_shrinks_total) > 0 ))"
 kill -CONT "$(broker_pid b2)"
 wait_until 30 "the ISR expansions in the metrics" \
-    bash -c "$(declare -f metric); h1=$h1; $(declare -p hp); (( \$(metric streamflow_isr_expands_total) > 0 ))"
+    bash -c "$(declare -f metric); h1=$h1; $(declare -p HP); (( \$(metric streamflow_isr_expands_total) > 0 ))"
 # A record for a partition another broker leads, produced through broker 1, lands there.
 part=$(kc -L -t watched -J | "$PY" -c 'import json,sys
 ps = json.load(sys.stdin)["topics"][0]["partitions"]
@@ -58,6 +51,6 @@ got=$(kc -C -t watched -p "$part" -o beginning -c 1 -e -q -f '%s')
 assert_eq forwarded "$got" "the record produced through broker 1"
 
 stop_broker b1
-port_open "${hp[1]}" && fail "HTTP still served after the broker stopped"
+port_open "${HP[1]}" && fail "HTTP still served after the broker stopped"
 broker_alive b3
 pass

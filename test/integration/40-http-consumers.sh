@@ -5,21 +5,14 @@
 . "$(dirname "$0")/lib.sh"
 need_py confluent_kafka
 need_cmd curl
-start_zk
-declare -A hp
-for i in 1 2 3; do
-    hp[$i]=$(free_port)
-    start_broker "b$i" broker.id=$i zookeeper.session.timeout.ms=6000 num.partitions=3 \
-        default.replication.factor=3 http.listeners="http://127.0.0.1:${hp[$i]}"
-done
-ALL=127.0.0.1:${SF_BROKER_PORT[b1]},127.0.0.1:${SF_BROKER_PORT[b2]},127.0.0.1:${SF_BROKER_PORT[b3]}
+CLUSTER_HTTP=1 start_cluster num.partitions=3
 cd "$SF_TEST_DIR"
-"$PY" http_consumers.py "$ALL" "http://127.0.0.1:${hp[1]}" "http://127.0.0.1:${hp[2]}" ||
+"$PY" http_consumers.py "$ALL" "http://127.0.0.1:${HP[1]}" "http://127.0.0.1:${HP[2]}" ||
     fail "HTTP consumers"
 
 # Streams cut by their clients (curl killed) and a consumer instance left behind: the broker
 # still answers, and stops cleanly with them.
-h1=http://127.0.0.1:${hp[1]}
+h1=http://127.0.0.1:${HP[1]}
 for i in 1 2 3; do
     curl -sN "$h1/api/topics/feed/subscribe" >/dev/null &
     pids+=($!)
@@ -50,6 +43,6 @@ member_stream=$!
 sleep 1
 stop_broker b1
 wait "$open_stream" "$member_stream" 2>/dev/null || true
-port_open "${hp[1]}" && fail "HTTP still served after the broker stopped"
+port_open "${HP[1]}" && fail "HTTP still served after the broker stopped"
 broker_alive b2
 pass

@@ -7,15 +7,8 @@
 need_cmd kcat curl chromium chromedriver
 need_py selenium
 need_py confluent_kafka
-start_zk
-declare -A hp
-for i in 1 2 3; do
-    hp[$i]=$(free_port)
-    start_broker "b$i" broker.id=$i num.partitions=3 default.replication.factor=3 \
-        http.listeners="http://127.0.0.1:${hp[$i]}"
-done
-ALL=127.0.0.1:${SF_BROKER_PORT[b1]},127.0.0.1:${SF_BROKER_PORT[b2]},127.0.0.1:${SF_BROKER_PORT[b3]}
-h1=http://127.0.0.1:${hp[1]}
+CLUSTER_HTTP=1 start_cluster num.partitions=3
+h1=http://127.0.0.1:${HP[1]}
 
 # The files are the ones in the source tree, served with their types.
 curl -sf "$h1/" | cmp - "$SF_SRC_DIR/broker/http/console/index.html" || fail "/ is not index.html"

@@ -370,12 +370,20 @@ kc() { kcat -b "$BOOTSTRAP" -X broker.address.family=v4 "$@"; }
 # start_cluster [KEY=VALUE...]: ZooKeeper and brokers b1..b3 (ids 1..3, 6 s sessions, a 4 s
 # replica lag, 6 partitions of 3 replicas by default), with the overrides. Sets ALL, the
 # bootstrap list of the three.
+# With CLUSTER_HTTP=1 each broker also serves HTTP on http://127.0.0.1:${HP[i]}.
+declare -A HP
 start_cluster() {
-    local i
+    local i http
     start_zk
     for i in 1 2 3; do
+        http=()
+        if [[ ${CLUSTER_HTTP:-0} == 1 ]]; then
+            HP[$i]=$(free_port)
+            http=("http.listeners=http://127.0.0.1:${HP[$i]}")
+        fi
         start_broker "b$i" broker.id=$i zookeeper.session.timeout.ms=6000 \
-            replica.lag.time.max.ms=4000 num.partitions=6 default.replication.factor=3 "$@"
+            replica.lag.time.max.ms=4000 num.partitions=6 default.replication.factor=3 \
+            "${http[@]}" "$@"
     done
     ALL=127.0.0.1:${SF_BROKER_PORT[b1]},127.0.0.1:${SF_BROKER_PORT[b2]},127.0.0.1:${SF_BROKER_PORT[b3]}
 }
