@@ -58,6 +58,15 @@ json_t *sf_rest_body(sf_rest_t *r) {
     return o;
 }
 
+long sf_rest_count(json_t *o, const char *name) {
+    json_t *v = json_object_get(o, name);
+    if (!v || json_is_null(v))
+        return -1;
+    return json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) <= INT32_MAX
+               ? (long)json_integer_value(v)
+               : -2;
+}
+
 long sf_rest_index(const char *seg) {
     char *end;
     long v = strtol(seg, &end, 10);

@@ -58,6 +58,10 @@ void sf_rest_reply(sf_rest_t *r, json_t *o);
 /* The request body as JSON (a new reference), or NULL after answering 400. */
 json_t *sf_rest_body(sf_rest_t *r);
 
+/* The positive integer (at most INT32_MAX) field @name of @o: -1 when absent or null, -2 when
+ * something else. */
+long sf_rest_count(json_t *o, const char *name);
+
 /* A non-negative decimal path segment, or -1. */
 long sf_rest_index(const char *seg);
 

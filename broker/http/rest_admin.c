@@ -160,17 +160,6 @@ static void run_grow_topic(sf_gw_job_t *job, sf_admin_t *a) {
         answer_topic(job, a, o, 200);
 }
 
-/* An integer field of @body that must be positive, or -1 when absent; -2 when bad. */
-static long positive(json_t *body, const char *name) {
-    json_t *v = json_object_get(body, name);
-    if (!v || json_is_null(v))
-        return -1;
-    return json_is_integer(v) && json_integer_value(v) > 0 &&
-                   json_integer_value(v) <= INT32_MAX
-               ? (long)json_integer_value(v)
-               : -2;
-}
-
 void sf_rest_create_topic(sf_rest_t *r, const char *name, long partitions, long replication,
                           json_t *configs) {
     const char *bad = NULL;
@@ -201,7 +190,8 @@ static void create_topic(sf_rest_t *r) {
     if (!body)
         return;
     sf_rest_create_topic(r, json_string_value(json_object_get(body, "topic_name")),
-                         positive(body, "partitions_count"), positive(body, "replication_factor"),
+                         sf_rest_count(body, "partitions_count"),
+                         sf_rest_count(body, "replication_factor"),
                          json_object_get(body, "configs"));
     json_decref(body);
 }
@@ -226,7 +216,7 @@ static void change_topic(sf_rest_t *r, const char *name) {
     op_t *o;
     if (r->cmd == EVHTTP_REQ_PATCH) {
         if ((body = sf_rest_body(r)))
-            sf_rest_grow_topic(r, name, positive(body, "partitions_count"));
+            sf_rest_grow_topic(r, name, sf_rest_count(body, "partitions_count"));
         json_decref(body);
     } else if ((job = op_job(r, run_delete_topic, &o))) {
         snprintf(o->name, sizeof(o->name), "%s", name);

@@ -112,16 +112,6 @@ static void topics(sf_rest_t *r) {
 
 /* ---- writes ---- */
 
-/* A positive integer field, -1 when absent, -2 when not one. */
-static long count_of(json_t *o, const char *name) {
-    json_t *v = json_object_get(o, name);
-    if (!v || json_is_null(v))
-        return -1;
-    return json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) <= INT32_MAX
-               ? (long)json_integer_value(v)
-               : -2;
-}
-
 /* POST /api/topics: configs as an object, handed on as [{name, value}]. */
 static void create_topic(sf_rest_t *r) {
     json_t *body = sf_rest_body(r), *cfg, *configs = NULL, *v;
@@ -140,7 +130,7 @@ static void create_topic(sf_rest_t *r) {
             json_array_append_new(configs, json_pack("{s:s, s:O}", "name", k, "value", v));
     }
     sf_rest_create_topic(r, json_string_value(json_object_get(body, "name")),
-                         count_of(body, "partitions"), count_of(body, "replication_factor"),
+                         sf_rest_count(body, "partitions"), sf_rest_count(body, "replication_factor"),
                          configs);
     json_decref(configs);
     json_decref(body);
@@ -494,7 +484,7 @@ static void in_topic(sf_rest_t *r, char **seg, int nseg) {
     } else if (nseg == 2 && !strcmp(seg[1], "partitions") &&
                (cmd == EVHTTP_REQ_PUT || cmd == EVHTTP_REQ_PATCH || cmd == EVHTTP_REQ_POST)) {
         if ((body = sf_rest_body(r)))
-            sf_rest_grow_topic(r, t->name, count_of(body, "count"));
+            sf_rest_grow_topic(r, t->name, sf_rest_count(body, "count"));
         json_decref(body);
     } else if (nseg == 2 && !strcmp(seg[1], "events") && cmd == EVHTTP_REQ_POST) {
         write_event(r, t);
