@@ -28,6 +28,7 @@
 #include "logdir.h"
 #include "logging.h"
 #include "mailbox.h"
+#include "metrics.h"
 #include "group.h"
 #include "markers.h"
 #include "purgatory.h"
@@ -429,6 +430,7 @@ static int start_cluster(sf_broker_t *b, char *errstr, size_t errstr_size) {
         snprintf(errstr, errstr_size, "zookeeper.connect: cannot use \"%s\"", cfg->zk_connect);
         return SF_ERR_INVALID;
     }
+    sf_zk_set_observer(sf_cluster_zk(b->cluster), sf_metrics_zk_request, NULL);
     ccfg.broker_id = cfg->broker_id;
     ccfg.min_session_ms = cfg->group_min_session_timeout_ms;
     ccfg.max_session_ms = cfg->group_max_session_timeout_ms;

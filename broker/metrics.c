@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "err.h"
+
 const double sf_metrics_bucket_ms[SF_METRICS_NBUCKET] = {1,   2,   5,    10,   25,   50,
                                                          100, 250, 500, 1000, 2500, 5000};
 
@@ -72,6 +74,18 @@ void sf_metrics_request(int16_t api_key, int16_t version, int64_t us) {
     sf_metrics_add(&m->latency_us[a], us > 0 ? (uint64_t)us : 0);
 }
 
+void sf_metrics_zk_request(int req, int zrc, int64_t us, void *arg) {
+    sf_metrics_block_t *m = sf_metrics_here();
+    int r = req > 0 && req < SF_ZK_NREQ ? req : 0;
+    (void)arg;
+    if (!m)
+        return;
+    sf_metrics_add(&m->zk_latency[r][bucket_of(us)], 1);
+    sf_metrics_add(&m->zk_latency_us[r], us > 0 ? (uint64_t)us : 0);
+    if (sf_zk_err(zrc) == SF_ERR_IO)
+        sf_metrics_add(&m->zk_failures[r], 1);
+}
+
 static void add_all(_Atomic uint64_t *to, _Atomic uint64_t *from, size_t n) {
     size_t i;
     for (i = 0; i < n; i++)
@@ -97,5 +111,9 @@ void sf_metrics_sum(sf_metrics_block_t *out) {
         add_all(&out->flush_us, &m->flush_us, 1);
         add_all(&out->isr_shrinks, &m->isr_shrinks, 1);
         add_all(&out->isr_expands, &m->isr_expands, 1);
+        add_all(&out->zk_latency[0][0], &m->zk_latency[0][0],
+                SF_ZK_NREQ * (SF_METRICS_NBUCKET + 1));
+        add_all(out->zk_latency_us, m->zk_latency_us, SF_ZK_NREQ);
+        add_all(out->zk_failures, m->zk_failures, SF_ZK_NREQ);
     }
 }

@@ -11,6 +11,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "zk.h"
+
 #define SF_METRICS_NAPI 128    /* API keys counted (higher ones count as the last) */
 #define SF_METRICS_NVERSION 32 /* versions per API */
 #define SF_METRICS_NBUCKET 12  /* request latency buckets, sf_metrics_bucket_ms */
@@ -25,6 +27,9 @@ typedef struct sf_metrics_block {
     _Atomic uint64_t flushes[SF_METRICS_NBUCKET + 1]; /* log flushes by duration bucket */
     _Atomic uint64_t flush_us;                        /* their total duration */
     _Atomic uint64_t isr_shrinks, isr_expands;        /* ISR changes the controller made */
+    _Atomic uint64_t zk_latency[SF_ZK_NREQ][SF_METRICS_NBUCKET + 1]; /* by SF_ZK_REQ_* */
+    _Atomic uint64_t zk_latency_us[SF_ZK_NREQ];
+    _Atomic uint64_t zk_failures[SF_ZK_NREQ]; /* connection loss, timeouts, expiry */
     struct sf_metrics_block *next;
 } sf_metrics_block_t;
 
@@ -53,6 +58,9 @@ void sf_metrics_flush(int64_t us);
 
 /* Count an ISR change of a partition led here that the controller made. Any thread. */
 void sf_metrics_isr_change(int shrink);
+
+/* Count a ZooKeeper request (an sf_zk_observe_cb; @arg unused). The metadata thread. */
+void sf_metrics_zk_request(int req, int zrc, int64_t us, void *arg);
 
 /* The sums over every thread's block, into @out (zeroed first). Any thread. */
 void sf_metrics_sum(sf_metrics_block_t *out);

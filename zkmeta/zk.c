@@ -70,7 +70,15 @@ struct zk_watch {
     void *arg;
 };
 
-enum { OP_GET = 1, OP_CHILDREN, OP_EXISTS, OP_CREATE, OP_SET, OP_DELETE, OP_MULTI };
+enum {
+    OP_GET = SF_ZK_REQ_GET,
+    OP_CHILDREN = SF_ZK_REQ_CHILDREN,
+    OP_EXISTS = SF_ZK_REQ_EXISTS,
+    OP_CREATE = SF_ZK_REQ_CREATE,
+    OP_SET = SF_ZK_REQ_SET,
+    OP_DELETE = SF_ZK_REQ_DELETE,
+    OP_MULTI = SF_ZK_REQ_MULTI
+};
 enum { R_USER = 0, R_PARENT, R_CHROOT, R_CHROOT_LAST };
 
 struct zk_req {
@@ -79,6 +87,7 @@ struct zk_req {
     sf_zk_t *zk;
     int op;
     int internal; /* R_* */
+    int64_t issued_us;
     union zk_cb {
         sf_zk_data_cb data;
         sf_zk_children_cb children;
@@ -116,6 +125,8 @@ struct sf_zk {
     int session_timeout_ms;
     sf_zk_state_cb state_cb;
     void *arg;
+    sf_zk_observe_cb observe;
+    void *observe_arg;
 
     zhandle_t *zh;
     struct zk_conn *conn;
@@ -384,6 +395,7 @@ static struct zk_req *req_new(sf_zk_t *zk, int op, void *arg) {
     r->op = op;
     r->arg = arg;
     r->rc = r->wire_rc = ZSYSTEMERROR;
+    r->issued_us = sf_clock_mono_us();
     return r;
 }
 
@@ -555,6 +567,8 @@ static void req_finish(sf_zk_t *zk, struct zk_req *r) {
     const sf_zk_stat_t *stp = NULL;
 
     req_unlink(zk, r);
+    if (zk->observe)
+        zk->observe(r->op, r->rc, sf_clock_mono_us() - r->issued_us, zk->observe_arg);
     if (r->has_stat && r->rc == ZOK) {
         stat_copy(&st, &r->stat);
         stp = &st;
@@ -1000,6 +1014,17 @@ int64_t sf_zk_session_id(const sf_zk_t *zk) {
 int sf_zk_session_timeout(const sf_zk_t *zk) { return zk ? zk->negotiated_timeout : 0; }
 const char *sf_zk_hosts(const sf_zk_t *zk) { return zk ? zk->hosts : ""; }
 const char *sf_zk_chroot(const sf_zk_t *zk) { return zk ? zk->chroot : ""; }
+
+void sf_zk_set_observer(sf_zk_t *zk, sf_zk_observe_cb observe, void *arg) {
+    zk->observe = observe;
+    zk->observe_arg = arg;
+}
+
+const char *sf_zk_req_name(int req) {
+    static const char *const names[SF_ZK_NREQ] = {
+        "other", "get", "get_children", "exists", "create", "set", "delete", "multi"};
+    return req > 0 && req < SF_ZK_NREQ ? names[req] : names[0];
+}
 
 /* ---- public: operations ---- */
 

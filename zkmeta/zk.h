@@ -200,6 +200,23 @@ int sf_zk_err(int zrc);
 /* The client's text for a ZooKeeper result code (never NULL). */
 const char *sf_zk_strerror(int zrc);
 
+/* Request latency, for metrics: @observe is called on the loop thread as each request
+ * completes (user requests and the module's own), with its kind (SF_ZK_REQ_*), its ZooKeeper
+ * result and the microseconds from issuing it to its completion reaching the loop. NULL
+ * stops it. */
+#define SF_ZK_REQ_GET 1
+#define SF_ZK_REQ_CHILDREN 2
+#define SF_ZK_REQ_EXISTS 3
+#define SF_ZK_REQ_CREATE 4
+#define SF_ZK_REQ_SET 5
+#define SF_ZK_REQ_DELETE 6
+#define SF_ZK_REQ_MULTI 7
+#define SF_ZK_NREQ 8
+typedef void (*sf_zk_observe_cb)(int req, int zrc, int64_t us, void *arg);
+void sf_zk_set_observer(sf_zk_t *zk, sf_zk_observe_cb observe, void *arg);
+/* The name of a request kind ("get", "get_children", ...; "other" when unknown). */
+const char *sf_zk_req_name(int req);
+
 /* For tests: make the server expire the current session by opening a second connection with
  * the same session credentials and closing it. Blocks the calling thread up to a few seconds.
  * The module then sees SF_ZK_EXPIRED and opens a new session. Returns SF_OK, SF_ERR_STATE (not

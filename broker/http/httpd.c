@@ -10,6 +10,7 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent_ssl.h>
+#include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <jansson.h>
@@ -17,6 +18,7 @@
 
 #include "broker.h"
 #include "brokercfg.h"
+#include "clock.h"
 #include "err.h"
 #include "gateway.h"
 #include "httpauth.h"
@@ -28,6 +30,7 @@
 #define MAX_HEADERS_BYTES 16384
 #define IDLE_TIMEOUT_S 60
 #define MAX_LISTENERS 8
+#define SAMPLE_MS 5000
 
 /* What the routes of one evhttp know: the server, and the scheme its listeners speak. */
 typedef struct front {
@@ -45,6 +48,8 @@ struct sf_httpd {
     sf_httpauth_t *auth;  /* NULL: no authentication */
     sf_gw_t *gw;
     sf_rest_consumers_t *consumers;
+    struct event *sample_ev; /* the traffic sample, every SAMPLE_MS */
+    int64_t sampled_ms;
 };
 
 void sf_httpd_reply(struct evhttp_request *req, int status, char *body, const char *ctype) {
@@ -275,6 +280,15 @@ static int bind_one(struct event_base *base, sf_httpd_t *h, const char *item, ch
     return SF_OK;
 }
 
+static void sample_cb(evutil_socket_t fd, short what, void *arg) {
+    sf_httpd_t *h = arg;
+    int64_t now = sf_clock_mono_ms();
+    (void)fd;
+    (void)what;
+    sf_httpd_sample_traffic(h->b, (double)(now - h->sampled_ms) / 1000);
+    h->sampled_ms = now;
+}
+
 int sf_httpd_new(struct event_base *base, sf_broker_t *b, const sf_brokercfg_t *cfg,
                  sf_httpd_t **out, char *errstr, size_t errstr_size) {
     sf_httpd_t *h;
@@ -290,6 +304,7 @@ int sf_httpd_new(struct event_base *base, sf_broker_t *b, const sf_brokercfg_t *
     h->cfg = cfg;
     if (!(h->http = http_new(base, h, &h->plain, "http")) || !(h->gw = sf_gw_new(base, b)) ||
         !(h->consumers = sf_rest_consumers_new(base, h->gw)) ||
+        !(h->sample_ev = event_new(base, -1, EV_PERSIST, sample_cb, h)) ||
         !(copy = strdup(cfg->http_listeners)))
         goto nomem;
     if (cfg->http_auth_file &&
@@ -315,6 +330,8 @@ int sf_httpd_new(struct event_base *base, sf_broker_t *b, const sf_brokercfg_t *
         sf_httpd_free(h);
         return rc;
     }
+    h->sampled_ms = sf_clock_mono_ms();
+    event_add(h->sample_ev, &(struct timeval){SAMPLE_MS / 1000, 0});
     *out = h;
     return SF_OK;
 nomem:
@@ -326,6 +343,8 @@ nomem:
 void sf_httpd_free(sf_httpd_t *h) {
     if (!h)
         return;
+    if (h->sample_ev)
+        event_free(h->sample_ev);
     sf_rest_consumers_free(h->consumers);
     sf_gw_free(h->gw); /* answers what it holds, before the connections go */
     if (h->http)

@@ -51,6 +51,10 @@ int sf_httpd_console(struct evhttp_request *req, const char *path);
 /* GET /metrics. */
 void sf_httpd_metrics(struct evhttp_request *req, struct sf_broker *b);
 
+/* Sample the append rate of every partition held here, @elapsed_s after the previous sample:
+ * the base of streamflow_partition_traffic_share. */
+void sf_httpd_sample_traffic(struct sf_broker *b, double elapsed_s);
+
 /* Anything under /v3/, /consumers/ or /api/ (@path without the query string), received on a
  * listener of @scheme ("http" or "https", for the links in answers). */
 struct sf_gw;

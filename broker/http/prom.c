@@ -14,6 +14,7 @@
 
 #include "broker.h"
 #include "brokercfg.h"
+#include "cluster.h"
 #include "group.h"
 #include "httpd.h"
 #include "log.h"
@@ -163,6 +164,35 @@ static void requests(struct evbuffer *o, const sf_metrics_block_t *m) {
                       m->latency_us[a]);
     }
 }
+/* The ZooKeeper session and the latency of its requests. */
+static void zookeeper(struct evbuffer *o, sf_broker_t *b, const sf_metrics_block_t *m) {
+    sf_cluster_t *cl = sf_broker_cluster(b);
+    int r, bk;
+    meta(o, "streamflow_zookeeper_registered", "gauge",
+         "1 while this broker is registered in ZooKeeper.");
+    evbuffer_add_printf(o, "streamflow_zookeeper_registered %d\n", cl != NULL);
+    meta(o, "streamflow_zookeeper_connected", "gauge",
+         "1 while the ZooKeeper session is connected.");
+    evbuffer_add_printf(o, "streamflow_zookeeper_connected %d\n", sf_cluster_connected(cl));
+    meta(o, "streamflow_zookeeper_request_duration_seconds", "histogram",
+         "Time from sending a ZooKeeper request to its completion, by operation.");
+    for (r = 1; r < SF_ZK_NREQ; r++) {
+        char label[48];
+        uint64_t n = 0;
+        for (bk = 0; bk <= SF_METRICS_NBUCKET; bk++)
+            n += m->zk_latency[r][bk];
+        snprintf(label, sizeof(label), "op=\"%s\",", sf_zk_req_name(r));
+        if (n)
+            histogram(o, "streamflow_zookeeper_request_duration_seconds", label,
+                      m->zk_latency[r], m->zk_latency_us[r]);
+    }
+    meta(o, "streamflow_zookeeper_request_failures_total", "counter",
+         "ZooKeeper requests lost to a connection loss, a timeout or a session expiry.");
+    for (r = 1; r < SF_ZK_NREQ; r++)
+        evbuffer_add_printf(o, "streamflow_zookeeper_request_failures_total{op=\"%s\"} %llu\n",
+                            sf_zk_req_name(r), (unsigned long long)m->zk_failures[r]);
+}
+
 /* The cluster as the view has it. */
 static void cluster(struct evbuffer *o, sf_broker_t *b, const sf_view_t *v) {
     const sf_cluster_snapshot_t *s = v->snap;
@@ -215,6 +245,49 @@ static void partitions(struct evbuffer *o, const sf_view_t *v) {
                     evbuffer_add_printf(o, "%s{topic=\"%s\",partition=\"%d\"} %lld\n",
                                         gauges[g].name, v->snap->topics[t]->name, i,
                                         (long long)gauges[g].get(v->parts[t][i]->log));
+    }
+}
+
+#define TRAFFIC_HORIZON_S 60.0
+
+void sf_httpd_sample_traffic(sf_broker_t *b, double elapsed_s) {
+    sf_view_t *v = sf_broker_view(b);
+    double alpha = elapsed_s / (TRAFFIC_HORIZON_S + elapsed_s); /* moving average */
+    int t, i;
+    if (!v || elapsed_s <= 0)
+        return;
+    for (t = 0; t < v->snap->ntopics; t++)
+        for (i = 0; i < v->snap->topics[t]->npartitions; i++) {
+            sf_partition_t *p = v->parts[t][i];
+            int64_t leo;
+            if (!p)
+                continue;
+            leo = sf_log_end_offset(p->log);
+            if (p->traffic_leo >= 0 && leo >= p->traffic_leo)
+                p->traffic_rate += alpha * ((double)(leo - p->traffic_leo) / elapsed_s -
+                                            p->traffic_rate);
+            p->traffic_leo = leo;
+        }
+}
+
+/* Each partition's share of its topic's appends over the last minute, for the topics whose
+ * partitions are all held here (the shipped recording rule computes it across brokers). */
+static void traffic_share(struct evbuffer *o, const sf_view_t *v) {
+    int t, i;
+    meta(o, "streamflow_partition_traffic_share", "gauge",
+         "A partition's share (0 to 1) of its topic's appends over about a minute, for topics "
+         "whose partitions are all held here and that had appends.");
+    for (t = 0; t < v->snap->ntopics; t++) {
+        const sf_cluster_topic_t *topic = v->snap->topics[t];
+        double sum = 0;
+        for (i = 0; i < topic->npartitions && v->parts[t][i]; i++)
+            sum += v->parts[t][i]->traffic_rate;
+        if (i < topic->npartitions || sum <= 0)
+            continue;
+        for (i = 0; i < topic->npartitions; i++)
+            evbuffer_add_printf(o, "streamflow_partition_traffic_share{topic=\"%s\",partition="
+                                   "\"%d\"} %.4f\n", topic->name, i,
+                                v->parts[t][i]->traffic_rate / sum);
     }
 }
 
@@ -286,15 +359,14 @@ void sf_httpd_metrics(struct evhttp_request *req, sf_broker_t *b) {
     sf_metrics_sum(sum);
     counters(o, sum);
     requests(o, sum);
-    meta(o, "streamflow_zookeeper_registered", "gauge",
-         "1 while this broker is registered in ZooKeeper.");
-    evbuffer_add_printf(o, "streamflow_zookeeper_registered %d\n", sf_broker_cluster(b) != NULL);
+    zookeeper(o, b, sum);
     log_dirs(o, sf_broker_cfg(b));
     network(o, b);
     threads(o, b);
     if (v) {
         cluster(o, b, v);
         partitions(o, v);
+        traffic_share(o, v);
         group_lag(o, b, v);
     }
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",

@@ -22,6 +22,7 @@ sf_partition_t *sf_partition_new(sf_log_t *log, sf_logdir_t *ld, sf_iopool_t *ma
     atomic_init(&p->lead_epoch, -1);
     atomic_init(&p->lead_start_offset, 0);
     p->isr_asked_version = -1;
+    p->traffic_leo = -1;
     for (i = 0; i < SF_PARTITION_MAX_FOLLOWERS; i++)
         atomic_init(&p->followers[i].id, -1);
     p->index = sf_log_partition(log);

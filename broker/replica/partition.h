@@ -59,6 +59,10 @@ struct sf_partition {
      * state version (-1: none in hand) and when. */
     int32_t isr_asked_version;
     int64_t isr_asked_ms;
+    /* The traffic share metric (prom.c, the metadata thread only): the log end offset at the
+     * last sample (-1: none yet) and the append rate in records/s, averaged over a minute. */
+    int64_t traffic_leo;
+    double traffic_rate;
 };
 
 /* A partition for @log (found or created in @ld; borrowed from its table), one reference.

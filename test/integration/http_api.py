@@ -5,6 +5,7 @@ usage: http_api.py BOOTSTRAP HTTP_BASE
 import json
 import re
 import sys
+import time
 import urllib.error
 import urllib.request
 
@@ -100,6 +101,29 @@ if after["streamflow_connections"] < 1 or 'streamflow_network_queued_bytes{kind=
     fail("connection and network memory gauges missing")
 if after["streamflow_zookeeper_registered"] != 1 or after["streamflow_controller_active"] != 1:
     fail("registration or controller gauge wrong")
+if after["streamflow_zookeeper_connected"] != 1:
+    fail("the ZooKeeper session is not reported connected")
+for op in ("get", "get_children", "create"):
+    if after.get(f'streamflow_zookeeper_request_duration_seconds_count{{op="{op}"}}', 0) < 1:
+        fail(f"no ZooKeeper request latency for {op}")
+
+# --- the traffic share: every record of "hot" to partition 1 makes it the whole topic's
+p.produce("hot", value=b"x", partition=0)  # creates the topic (num.partitions=3)
+p.flush(30)
+deadline = time.time() + 40
+share = {}
+while time.time() < deadline:
+    for i in range(200):
+        p.produce("hot", value=b"v", partition=1)
+    p.flush(30)
+    m = metrics()
+    share = {i: m.get(f'streamflow_partition_traffic_share{{topic="hot",partition="{i}"}}')
+             for i in range(3)}
+    if share[1] is not None and share[1] > 0.95:
+        break
+    time.sleep(1)
+if share[1] is None or share[1] <= 0.95 or share[2] != 0:
+    fail(f"traffic share of hot after writing only to partition 1: {share}")
 
 c = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused", "enable.auto.commit": False})
 c.assign([TopicPartition("web", i, 0) for i in range(3)])
