@@ -144,6 +144,7 @@ typedef struct sf_brokercfg {
     char *http_auth_file;          /* http.auth.file: basic-auth credentials; NULL: none */
     int32_t http_max_body_bytes;   /* http.max.body.bytes (1048576) */
     int64_t health_min_free_bytes; /* health.min.free.bytes (104857600) */
+    int64_t health_max_consumer_lag; /* health.max.consumer.lag (10000) */
 
     int log_level; /* SF_LOG_* (log.level, default info) */
     int syslog;    /* syslog (false) */

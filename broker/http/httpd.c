@@ -123,6 +123,39 @@ static int offline_led_here(const sf_view_t *v, int32_t me) {
     return n;
 }
 
+/* The groups coordinated here lagging past health.max.consumer.lag on a partition held here:
+ * how many such partitions, and the worst. */
+typedef struct lagging {
+    int64_t max_lag, worst;
+    int n;
+    char where[300];
+} lagging_t;
+
+static void lag_seen(void *arg, const char *group, const char *topic, int32_t partition,
+                     int64_t lag) {
+    lagging_t *l = arg;
+    if (lag <= l->max_lag)
+        return;
+    l->n++;
+    if (lag > l->worst) {
+        l->worst = lag;
+        snprintf(l->where, sizeof(l->where), "group %s on %s-%d", group, topic, (int)partition);
+    }
+}
+
+static void group_lag_warning(json_t *checks, sf_httpd_t *h, const sf_view_t *v) {
+    lagging_t l = {h->cfg->health_max_consumer_lag, 0, 0, ""};
+    char detail[512];
+    sf_httpd_each_lag(h->b, v, lag_seen, &l);
+    if (l.n)
+        snprintf(detail, sizeof(detail), "%d group partitions lag more than %lld records; the "
+                 "most: %lld, %s", l.n, (long long)l.max_lag, (long long)l.worst, l.where);
+    else
+        snprintf(detail, sizeof(detail), "no group coordinated here lags more than %lld records",
+                 (long long)l.max_lag);
+    warn(checks, "consumer_lag", l.n == 0, detail);
+}
+
 static void health_ready(struct evhttp_request *req, sf_httpd_t *h) {
     sf_view_t *v = sf_broker_view(h->b);
     json_t *checks = json_array(), *o;
@@ -154,6 +187,7 @@ static void health_ready(struct evhttp_request *req, sf_httpd_t *h) {
         snprintf(detail, sizeof(detail), "%d partitions led here have fewer in-sync replicas "
                  "than replicas", offline);
         warn(checks, "replication", offline == 0, detail);
+        group_lag_warning(checks, h, v);
     }
     o = json_pack("{s:s, s:i, s:o}", "status", ok ? "UP" : "DOWN", "broker_id",
                   (int)h->cfg->broker_id, "checks", checks);

@@ -11,6 +11,7 @@
 #define SF_HTTPD_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct event_base;
 struct evhttp_request;
@@ -50,6 +51,14 @@ int sf_httpd_console(struct evhttp_request *req, const char *path);
 
 /* GET /metrics. */
 void sf_httpd_metrics(struct evhttp_request *req, struct sf_broker *b);
+
+/* Call @fn for each committed offset of the groups this broker coordinates on a partition it
+ * holds in @v, with the records between it and the partition's high watermark. */
+struct sf_view;
+typedef void (*sf_httpd_lag_fn)(void *arg, const char *group, const char *topic,
+                                int32_t partition, int64_t lag);
+void sf_httpd_each_lag(struct sf_broker *b, const struct sf_view *v, sf_httpd_lag_fn fn,
+                       void *arg);
 
 /* Sample the append rate of every partition held here, @elapsed_s after the previous sample:
  * the base of streamflow_partition_traffic_share. */

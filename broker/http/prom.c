@@ -108,38 +108,49 @@ static void label_value(struct evbuffer *o, const char *s) {
     }
 }
 
-typedef struct lag_ctx {
-    struct evbuffer *o;
+typedef struct lag_walk {
     const sf_view_t *v;
     const char *group;
-} lag_ctx_t;
+    sf_httpd_lag_fn fn;
+    void *arg;
+} lag_walk_t;
 
 static void lag_offset(void *arg, const sf_goffset_t *off) {
-    lag_ctx_t *l = arg;
+    lag_walk_t *l = arg;
     sf_partition_t *part = sf_view_partition(l->v, off->topic, off->partition);
     int64_t hw;
     if (!part || off->offset < 0)
         return;
     hw = sf_log_high_watermark(part->log);
-    evbuffer_add_printf(l->o, "streamflow_consumergroup_lag{group=\"");
-    label_value(l->o, l->group);
-    evbuffer_add_printf(l->o, "\",topic=\"%s\",partition=\"%d\"} %lld\n", off->topic,
-                        (int)off->partition, (long long)(hw > off->offset ? hw - off->offset : 0));
+    l->fn(l->arg, l->group, off->topic, off->partition, hw > off->offset ? hw - off->offset : 0);
 }
 
 static void lag_group(void *arg, sf_group_t *g) {
-    lag_ctx_t *l = arg;
+    lag_walk_t *l = arg;
     l->group = sf_group_id(g);
     sf_group_offsets(g, lag_offset, l);
 }
 
+void sf_httpd_each_lag(sf_broker_t *b, const sf_view_t *v, sf_httpd_lag_fn fn, void *arg) {
+    lag_walk_t l = {v, NULL, fn, arg};
+    sf_coord_each_group(sf_broker_coordinator(b), lag_group, &l);
+}
+
+static void lag_series(void *arg, const char *group, const char *topic, int32_t partition,
+                       int64_t lag) {
+    struct evbuffer *o = arg;
+    evbuffer_add_printf(o, "streamflow_consumergroup_lag{group=\"");
+    label_value(o, group);
+    evbuffer_add_printf(o, "\",topic=\"%s\",partition=\"%d\"} %lld\n", topic, (int)partition,
+                        (long long)lag);
+}
+
 /* The lag of the groups this broker coordinates, on the partitions it holds. */
 static void group_lag(struct evbuffer *o, sf_broker_t *b, const sf_view_t *v) {
-    lag_ctx_t l = {o, v, NULL};
     meta(o, "streamflow_consumergroup_lag", "gauge",
          "Records between a group's committed offset and the high watermark, for the groups "
          "this broker coordinates and the partitions it holds.");
-    sf_coord_each_group(sf_broker_coordinator(b), lag_group, &l);
+    sf_httpd_each_lag(b, v, lag_series, o);
 }
 
 static void requests(struct evbuffer *o, const sf_metrics_block_t *m) {

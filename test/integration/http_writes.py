@@ -257,6 +257,14 @@ while time.time() < deadline:
     time.sleep(0.5)
 else:
     fail(f"{series}: {exported}, expected one broker with {p0[0]['lag']}")
+# With health.max.consumer.lag=0 its coordinator warns about it, and stays ready.
+coordinator = [b for b in bases
+               if series + " " in urllib.request.urlopen(b + "/metrics", timeout=10).read().decode()]
+ready = json.loads(urllib.request.urlopen(coordinator[0] + "/health/ready", timeout=10).read())
+lag_check = [x for x in ready["checks"] if x["name"] == "consumer_lag"]
+if ready["status"] != "UP" or not lag_check or lag_check[0]["status"] != "WARN" or \
+        "lag more than 0 records" not in lag_check[0]["detail"]:
+    fail(f"/health/ready of the coordinator of a lagging group: {ready}")
 s = expect("GET", c + "/consumer-groups/http-check/lag-summary", 200)
 if s["total_lag"] != p0[0]["lag"] or s["max_lag"] != p0[0]["lag"]:
     fail(f"lag summary: {s}")
