@@ -19,7 +19,7 @@
 
 /* Highest versions this client speaks (all non-flexible except IncrementalAlterConfigs v1). */
 #define ADMIN_METADATA_MAX 8
-#define ADMIN_CREATETOPICS_MAX 4
+#define ADMIN_CREATETOPICS_MAX 5 /* v5: the answer says what was made */
 #define ADMIN_DELETETOPICS_MAX 3
 #define ADMIN_CREATEPARTITIONS_MAX 1
 #define ADMIN_DESCRIBECONFIGS_MAX 3
@@ -186,11 +186,15 @@ typedef struct admin_topic_op {
     const char *topic;
     int32_t count;          /* partitions (create / create partitions) */
     int16_t replication;    /* create */
+    const int32_t *replicas; /* create: count x replication broker ids, or NULL */
+    int validate_only;      /* create */
     const sf_config_kv_t *configs;
     size_t config_count;
     int32_t timeout_ms;     /* TimeoutMs of the request body */
     int8_t resource_type;   /* alter configs: ADMIN_RESOURCE_TOPIC or _BROKER */
     /* result */
+    int32_t created_count;      /* create: the partitions and replicas made (v5+), else -1 */
+    int16_t created_replication;
     int16_t ErrorCode;
     char *ErrorMessage;     /* malloc'd, NULL if none */
 } admin_topic_op_t;
@@ -500,6 +504,7 @@ static int admin_create_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
     sf_proto_CreateTopicsRequest_t req;
     sf_proto_CreateTopicsRequest_CreatableTopic_t topic;
     sf_proto_CreateTopicsRequest_CreatableTopicConfig_t *configs = NULL;
+    sf_proto_CreateTopicsRequest_CreatableReplicaAssignment_t *assignments = NULL;
     size_t i;
     int rc;
 
@@ -508,11 +513,26 @@ static int admin_create_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
     topic.Name = sf_slice_cstr(op->topic);
     topic.NumPartitions = op->count;
     topic.ReplicationFactor = op->replication;
-    topic.AssignmentsCount = 0;
+    if (op->replicas) {
+        /* With explicit assignments the count and factor are -1 (Kafka's rule). */
+        if (!(assignments = calloc((size_t)op->count, sizeof *assignments)))
+            return SF_ERR_NOMEM;
+        for (i = 0; i < (size_t)op->count; i++) {
+            assignments[i].PartitionIndex = (int32_t)i;
+            assignments[i].BrokerIdsCount = op->replication;
+            assignments[i].BrokerIds = (int32_t *)op->replicas + i * (size_t)op->replication;
+        }
+        topic.AssignmentsCount = op->count;
+        topic.Assignments = assignments;
+        topic.NumPartitions = -1;
+        topic.ReplicationFactor = -1;
+    }
     if (op->config_count > 0) {
         configs = calloc(op->config_count, sizeof *configs);
-        if (configs == NULL)
+        if (configs == NULL) {
+            free(assignments);
             return SF_ERR_NOMEM;
+        }
         for (i = 0; i < op->config_count; i++) {
             configs[i].Name = sf_slice_cstr(op->configs[i].name);
             configs[i].Value = sf_slice_cstr(op->configs[i].value);
@@ -523,9 +543,10 @@ static int admin_create_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
     req.TopicsCount = 1;
     req.Topics = &topic;
     req.TimeoutMs = op->timeout_ms;
-    req.ValidateOnly = false;
+    req.ValidateOnly = op->validate_only != 0;
     rc = sf_proto_CreateTopicsRequest_encode(wb, version, &req);
     free(configs);
+    free(assignments);
     return rc;
 }
 
@@ -533,21 +554,40 @@ static int admin_create_decode(sf_rbuf_t *body, int16_t version, void *arg) {
     admin_topic_op_t *op = arg;
     sf_proto_CreateTopicsResponse_t resp;
 
-    return ADMIN_DECODE(CreateTopicsResponse, body, version, resp,
-                        ADMIN_TOPIC_RESULT(op, resp.Topics, resp.TopicsCount));
+    return ADMIN_DECODE(CreateTopicsResponse, body, version, resp, ({
+                            int32_t at = ADMIN_FIND(resp.Topics, resp.TopicsCount, Name,
+                                                    op->topic);
+                            if (at >= 0 && resp.Topics[at].NumPartitions > 0) { /* v5+ */
+                                op->created_count = resp.Topics[at].NumPartitions;
+                                op->created_replication = resp.Topics[at].ReplicationFactor;
+                            }
+                            ADMIN_TOPIC_RESULT(op, resp.Topics, resp.TopicsCount);
+                        }));
 }
 
 int sf_admin_create_topic(sf_admin_t *a, const char *topic, int32_t partitions,
                           int16_t replication_factor, const sf_config_kv_t *configs,
                           size_t config_count, int timeout_ms, char *errstr,
                           size_t errstr_size) {
+    return sf_admin_create_topic_ex(a, topic, &partitions, &replication_factor, NULL, configs,
+                                    config_count, 0, timeout_ms, errstr, errstr_size);
+}
+
+int sf_admin_create_topic_ex(sf_admin_t *a, const char *topic, int32_t *partitions_inout,
+                             int16_t *replication_inout, const int32_t *replicas,
+                             const sf_config_kv_t *configs, size_t config_count,
+                             int validate_only, int timeout_ms, char *errstr,
+                             size_t errstr_size) {
     admin_topic_op_t op;
+    int32_t partitions = partitions_inout ? *partitions_inout : -1;
+    int16_t replication_factor = replication_inout ? *replication_inout : -1;
     int rc;
 
     admin_errstr(errstr, errstr_size, NULL);
     if (a == NULL || topic == NULL || *topic == '\0' || (config_count > 0 && configs == NULL) ||
         config_count > INT32_MAX || partitions == 0 || partitions < -1 ||
-        replication_factor == 0 || replication_factor < -1) {
+        replication_factor == 0 || replication_factor < -1 ||
+        (replicas && (partitions < 1 || replication_factor < 1))) {
         admin_errstr(errstr, errstr_size, "invalid topic name, partition count, replication "
                                           "factor or configs");
         return SF_ERROR_INVALID;
@@ -558,11 +598,19 @@ int sf_admin_create_topic(sf_admin_t *a, const char *topic, int32_t partitions,
     op.topic = topic;
     op.count = partitions;
     op.replication = replication_factor;
+    op.replicas = replicas;
+    op.validate_only = validate_only;
     op.configs = configs;
     op.config_count = config_count;
-    return admin_topic_call(a, SF_CLIENT_CONTROLLER, SF_PROTO_API_CreateTopics,
-                            ADMIN_CREATETOPICS_MAX, admin_create_encode, admin_create_decode, &op,
-                            timeout_ms, errstr, errstr_size);
+    op.created_count = -1;
+    rc = admin_topic_call(a, SF_CLIENT_CONTROLLER, SF_PROTO_API_CreateTopics,
+                          ADMIN_CREATETOPICS_MAX, admin_create_encode, admin_create_decode, &op,
+                          timeout_ms, errstr, errstr_size);
+    if (rc == SF_OK && op.created_count > 0 && partitions_inout && replication_inout) {
+        *partitions_inout = op.created_count;
+        *replication_inout = op.created_replication;
+    }
+    return rc;
 }
 
 /* ------------------------------------------------------------------------------------------

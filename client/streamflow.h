@@ -460,6 +460,19 @@ SF_API int sf_admin_create_topic(sf_admin_t *a, const char *topic, int32_t parti
                                  size_t config_count, int timeout_ms, char *errstr,
                                  size_t errstr_size);
 
+/* sf_admin_create_topic with CreateTopics' other fields. *@partitions and
+ * *@replication_factor are what to create (-1: the default) and, on success, what the
+ * controller made or would make (unchanged from a broker too old to say). @replicas, when not
+ * NULL, places every replica: *@partitions rows of *@replication_factor broker ids (the first
+ * of each row is the preferred leader), in place of the controller's placement.
+ * @validate_only: the controller checks everything and answers as it would, but creates
+ * nothing. */
+SF_API int sf_admin_create_topic_ex(sf_admin_t *a, const char *topic, int32_t *partitions,
+                                    int16_t *replication_factor, const int32_t *replicas,
+                                    const sf_config_kv_t *configs, size_t config_count,
+                                    int validate_only, int timeout_ms, char *errstr,
+                                    size_t errstr_size);
+
 SF_API int sf_admin_delete_topic(sf_admin_t *a, const char *topic, int timeout_ms,
                                  char *errstr, size_t errstr_size);
 

@@ -70,6 +70,7 @@ int sf_gw_status_of(int err) {
     case 17: /* INVALID_TOPIC_EXCEPTION */
     case 37: /* INVALID_PARTITIONS */
     case 38: /* INVALID_REPLICATION_FACTOR */
+    case 39: /* INVALID_REPLICA_ASSIGNMENT */
     case 40: /* INVALID_CONFIG */
     case 42: /* INVALID_REQUEST */
     case 87: /* INVALID_RECORD */

@@ -2,7 +2,9 @@
  * that the controller, the right broker or the group's coordinator answers:
  *
  *   POST   /topics                                create {"topic_name", "partitions_count",
- *                                                 "replication_factor", "configs": [{name, value}]}
+ *                                                 "replication_factor", "configs": [{name, value}],
+ *                                                 "replicas_assignments": [{"partition_id",
+ *                                                 "broker_ids"}], "validate_only"}
  *   DELETE /topics/<t>                            delete
  *   PATCH  /topics/<t>                            {"partitions_count": N} grows the topic
  *   GET    /topics/<t>/configs[/<name>]           read; PUT /configs/<name> {"value"} sets,
@@ -30,6 +32,8 @@
 
 #define TIMEOUT_MS 15000
 #define MAX_CONFIGS 1000
+#define MAX_ASSIGNED_PARTITIONS 10000
+#define MAX_ASSIGNED_REPLICAS 64
 
 typedef enum { CONFIGS_TOPIC, CONFIGS_BROKER, CONFIGS_CLUSTER } configs_of_t;
 
@@ -43,6 +47,8 @@ typedef struct op {
     int16_t replication; /* -1: the default */
     sf_config_kv_t *kvs; /* names and values owned */
     size_t nkvs;
+    int32_t *replicas;   /* create: partitions x replication broker ids, or NULL */
+    int validate_only;   /* create */
 } op_t;
 
 static void op_free(void *arg) {
@@ -55,6 +61,7 @@ static void op_free(void *arg) {
         free((char *)o->kvs[i].value);
     }
     free(o->kvs);
+    free(o->replicas);
     free(o);
 }
 
@@ -131,12 +138,73 @@ static void answer_topic(sf_gw_job_t *job, sf_admin_t *a, const op_t *o, int sta
 static void run_create_topic(sf_gw_job_t *job, sf_admin_t *a) {
     op_t *o = job->arg;
     char errstr[256] = "";
-    int rc = sf_admin_create_topic(a, o->name, o->partitions, o->replication, o->kvs, o->nkvs,
-                                   TIMEOUT_MS, errstr, sizeof(errstr));
-    if (rc != SF_OK)
+    int rc = sf_admin_create_topic_ex(a, o->name, &o->partitions, &o->replication, o->replicas,
+                                      o->kvs, o->nkvs, o->validate_only, TIMEOUT_MS, errstr,
+                                      sizeof(errstr));
+    if (rc != SF_OK) {
         sf_gw_fail_err(job, rc, *errstr ? errstr : o->name);
-    else
+    } else if (o->validate_only) { /* nothing to describe: what the controller would make */
+        job->status = 201;
+        job->body = sf_rest_dump(sf_rest_topic(&o->links, o->name, (int)o->partitions,
+                                               (int)o->replication));
+    } else {
         answer_topic(job, a, o, 201);
+    }
+}
+
+/* [{"partition_id": i, "broker_ids": [...]}, ...] covering partitions 0..n-1 with as many
+ * replicas each, into @o; a sentence on bad input. */
+static const char *op_set_replicas(op_t *o, json_t *a) {
+    json_t *e, *ids;
+    size_t i, j, n = json_array_size(a), rf = 0;
+    const char *bad;
+    unsigned char *seen;
+    if (!json_is_array(a) || n == 0 || n > MAX_ASSIGNED_PARTITIONS)
+        return "replicas_assignments must be a non-empty array of {\"partition_id\", "
+               "\"broker_ids\"}";
+    if (o->partitions != -1 || o->replication != -1)
+        return "give replicas_assignments or partitions_count and replication_factor, not both";
+    if (!(seen = calloc(n, 1)))
+        return "out of memory";
+    bad = NULL;
+    json_array_foreach(a, i, e) {
+        json_t *pid = json_object_get(e, "partition_id");
+        ids = json_object_get(e, "broker_ids");
+        if (!json_is_integer(pid) || json_integer_value(pid) < 0 ||
+            json_integer_value(pid) >= (json_int_t)n || !json_is_array(ids) ||
+            json_array_size(ids) == 0 || json_array_size(ids) > MAX_ASSIGNED_REPLICAS ||
+            (rf && json_array_size(ids) != rf)) {
+            bad = "each assignment needs a partition_id from 0 to the count - 1 and as many "
+                  "broker_ids as the others";
+            break;
+        }
+        if (seen[json_integer_value(pid)]++) {
+            bad = "each partition_id must be assigned once";
+            break;
+        }
+        rf = json_array_size(ids);
+        if (!o->replicas && !(o->replicas = malloc(n * rf * sizeof(int32_t)))) {
+            bad = "out of memory";
+            break;
+        }
+        for (j = 0; j < rf && !bad; j++) {
+            json_t *id = json_array_get(ids, j);
+            if (!json_is_integer(id) || json_integer_value(id) < 0 ||
+                json_integer_value(id) > INT32_MAX)
+                bad = "broker_ids must be broker ids";
+            else
+                o->replicas[(size_t)json_integer_value(pid) * rf + j] =
+                    (int32_t)json_integer_value(id);
+        }
+        if (bad)
+            break;
+    }
+    free(seen);
+    if (!bad) { /* n distinct ids below n: every partition is assigned */
+        o->partitions = (int32_t)n;
+        o->replication = (int16_t)rf;
+    }
+    return bad;
 }
 
 static void run_delete_topic(sf_gw_job_t *job, sf_admin_t *a) {
@@ -160,8 +228,8 @@ static void run_grow_topic(sf_gw_job_t *job, sf_admin_t *a) {
         answer_topic(job, a, o, 200);
 }
 
-void sf_rest_create_topic(sf_rest_t *r, const char *name, long partitions, long replication,
-                          json_t *configs) {
+static void create_topic_job(sf_rest_t *r, const char *name, long partitions, long replication,
+                             json_t *configs, json_t *assignments, int validate_only) {
     const char *bad = NULL;
     sf_gw_job_t *job;
     op_t *o;
@@ -175,7 +243,9 @@ void sf_rest_create_topic(sf_rest_t *r, const char *name, long partitions, long 
         snprintf(o->name, sizeof(o->name), "%s", name);
         o->partitions = (int32_t)partitions;
         o->replication = (int16_t)replication;
-        if ((bad = op_add_kvs(o, configs))) {
+        o->validate_only = validate_only;
+        if ((bad = op_add_kvs(o, configs)) ||
+            (assignments && (bad = op_set_replicas(o, assignments)))) {
             sf_httpd_error(r->req, 400, "INVALID_REQUEST", "%s", bad);
             sf_gw_job_free(job);
         } else {
@@ -184,15 +254,22 @@ void sf_rest_create_topic(sf_rest_t *r, const char *name, long partitions, long 
     }
 }
 
+void sf_rest_create_topic(sf_rest_t *r, const char *name, long partitions, long replication,
+                          json_t *configs) {
+    create_topic_job(r, name, partitions, replication, configs, NULL, 0);
+}
+
 /* POST /topics. */
 static void create_topic(sf_rest_t *r) {
-    json_t *body = sf_rest_body(r);
+    json_t *body = sf_rest_body(r), *assignments;
     if (!body)
         return;
-    sf_rest_create_topic(r, json_string_value(json_object_get(body, "topic_name")),
-                         sf_rest_count(body, "partitions_count"),
-                         sf_rest_count(body, "replication_factor"),
-                         json_object_get(body, "configs"));
+    assignments = json_object_get(body, "replicas_assignments");
+    create_topic_job(r, json_string_value(json_object_get(body, "topic_name")),
+                     sf_rest_count(body, "partitions_count"),
+                     sf_rest_count(body, "replication_factor"), json_object_get(body, "configs"),
+                     json_is_null(assignments) ? NULL : assignments,
+                     json_is_true(json_object_get(body, "validate_only")));
     json_decref(body);
 }
 

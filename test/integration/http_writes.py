@@ -62,7 +62,39 @@ expect_error("POST", c + "/topics", 400, None,
              {"topic_name": "bad/name?", "partitions_count": 1})
 expect_error("POST", c + "/topics", 400, "INVALID_REPLICATION_FACTOR",
              {"topic_name": "x2", "partitions_count": 1, "replication_factor": 7})
-for bad in ("x1", "x2", "bad/name?"):
+# validate_only: answered as the create would be, and nothing made.
+t = expect("POST", c + "/topics", 201, {"topic_name": "dry", "partitions_count": 4,
+                                        "validate_only": True})
+if t["partitions_count"] != 4 or t["replication_factor"] != 3:  # the cluster default
+    fail(f"validate_only answer: {t}")
+expect_error("POST", c + "/topics", 400, "INVALID_REPLICATION_FACTOR",
+             {"topic_name": "dry2", "partitions_count": 1, "replication_factor": 7,
+              "validate_only": True})
+# replicas_assignments: every replica where it was asked, the first one leading.
+placed = [[2, 3], [3, 1]]
+t = expect("POST", c + "/topics", 201, {"topic_name": "placed", "replicas_assignments": [
+    {"partition_id": 1, "broker_ids": placed[1]}, {"partition_id": 0, "broker_ids": placed[0]}]})
+if t["partitions_count"] != 2 or t["replication_factor"] != 2:
+    fail(f"placed topic resource: {t}")
+wait_for("placed to have leaders", lambda: "placed" in topics() and all(
+    p.leader >= 0 for p in topics()["placed"].partitions.values()))
+got = {i: p.replicas for i, p in topics()["placed"].partitions.items()}
+if got != {0: placed[0], 1: placed[1]}:
+    fail(f"placed replicas: {got}")
+for bad_body in ({"topic_name": "x3", "partitions_count": 2,
+                  "replicas_assignments": [{"partition_id": 0, "broker_ids": [1]}]},
+                 {"topic_name": "x4", "replicas_assignments": [
+                     {"partition_id": 0, "broker_ids": [1]}, {"partition_id": 0, "broker_ids": [2]}]},
+                 {"topic_name": "x5", "replicas_assignments": [
+                     {"partition_id": 0, "broker_ids": [1, 2]}, {"partition_id": 1, "broker_ids": [2]}]},
+                 {"topic_name": "x6", "replicas_assignments": [{"partition_id": 0, "broker_ids": ["a"]}]},
+                 {"topic_name": "x7", "replicas_assignments": "0:1"}):
+    expect_error("POST", c + "/topics", 400, "INVALID_REQUEST", bad_body)
+expect_error("POST", c + "/topics", 400, None, {"topic_name": "x8", "replicas_assignments": [
+    {"partition_id": 0, "broker_ids": [1, 1]}]})
+expect_error("POST", c + "/topics", 400, None, {"topic_name": "x9", "replicas_assignments": [
+    {"partition_id": 0, "broker_ids": [42]}]})
+for bad in ("x1", "x2", "bad/name?", "dry", "dry2", "x3", "x4", "x5", "x6", "x7", "x8", "x9"):
     if bad in topics():
         fail(f"a refused create made topic {bad}")
 
