@@ -15,7 +15,7 @@
 #include "rest.h"
 #include "view.h"
 
-#define MAX_SEGMENTS 10
+#define MAX_SEGMENTS 12
 
 json_t *sf_rest_link(const sf_rest_links_t *l, const char *fmt, ...) {
     char suffix[512];

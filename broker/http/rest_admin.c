@@ -11,7 +11,8 @@
  *   DELETE /topics/<t>/configs/<name>             resets, POST /configs:alter {"data": [{name,
  *                                                 value} or {name, "operation": "DELETE"}]}
  *   the same under /brokers/<id>/configs and /broker-configs (the cluster-wide defaults)
- *   GET    /consumer-groups[/<g>[/consumers[/<m>] | /lag-summary | /lags]]
+ *   GET    /consumer-groups[/<g>[/consumers[/<m>[/assignments[/<t>/partitions/<p>]]]
+ *                                 | /lag-summary | /lags[/<t>/partitions/<p>]]]
  *
  * The paths are relative to /v3/clusters/<id>. Each job runs on the admin thread with copies
  * of what it needs, never the view. */
@@ -37,6 +38,18 @@
 
 typedef enum { CONFIGS_TOPIC, CONFIGS_BROKER, CONFIGS_CLUSTER } configs_of_t;
 
+/* Which view of a consumer group a GET asks for. */
+typedef enum {
+    G_GROUP,
+    G_CONSUMERS,
+    G_CONSUMER,
+    G_ASSIGNMENTS,
+    G_ASSIGNMENT,
+    G_LAGS,
+    G_LAG,
+    G_LAG_SUMMARY
+} group_view_t;
+
 /* One admin operation's parameters, copied from the request on the loop. */
 typedef struct op {
     sf_rest_links_t links;
@@ -49,6 +62,9 @@ typedef struct op {
     size_t nkvs;
     int32_t *replicas;   /* create: partitions x replication broker ids, or NULL */
     int validate_only;   /* create */
+    group_view_t view;   /* groups: what to answer; @item is the consumer id */
+    char topic[256];     /* groups: the assignment's or lag's partition */
+    int32_t partition;
 } op_t;
 
 static void op_free(void *arg) {
@@ -471,19 +487,57 @@ static json_t *group_json(const op_t *o, const char *id, const char *state, cons
 
 static json_t *consumer_json(const op_t *o, const sf_group_member_t *m) {
     char suffix[600], crn[600];
-    json_t *assigned = json_array();
-    size_t i;
     snprintf(suffix, sizeof(suffix), "/consumer-groups/%s/consumers/%s", o->name, m->member_id);
     snprintf(crn, sizeof(crn), "/consumer-group=%s/consumer=%s", o->name, m->member_id);
-    for (i = 0; assigned && i < m->assignment_count; i++)
-        json_array_append_new(assigned, json_pack("{s:s, s:i}", "topic_name",
-                                                  m->assignment[i].topic, "partition_id",
-                                                  (int)m->assignment[i].partition));
     return json_pack("{s:s, s:o, s:s, s:s, s:s, s:s?, s:s, s:s, s:o}", "kind", "KafkaConsumer",
                      "metadata", sf_rest_metadata(&o->links, suffix, crn), "cluster_id",
                      o->links.cluster_id, "consumer_group_id", o->name, "consumer_id",
                      m->member_id, "instance_id", m->instance_id, "client_id", m->client_id,
-                     "host", m->host, "assignments", assigned);
+                     "host", m->host, "assignments",
+                     sf_rest_link(&o->links, "%s/assignments", suffix));
+}
+
+static json_t *assignment_json(const op_t *o, const sf_group_member_t *m,
+                               const sf_topic_partition_t *tp) {
+    char suffix[900], crn[900];
+    snprintf(suffix, sizeof(suffix), "/consumer-groups/%s/consumers/%s/assignments/%s/partitions/%d",
+             o->name, m->member_id, tp->topic, (int)tp->partition);
+    snprintf(crn, sizeof(crn), "/consumer-group=%s/consumer=%s/assignment=%s/partition=%d",
+             o->name, m->member_id, tp->topic, (int)tp->partition);
+    return json_pack("{s:s, s:o, s:s, s:s, s:s, s:s, s:i, s:o, s:o}", "kind",
+                     "KafkaConsumerAssignment", "metadata",
+                     sf_rest_metadata(&o->links, suffix, crn), "cluster_id", o->links.cluster_id,
+                     "consumer_group_id", o->name, "consumer_id", m->member_id, "topic_name",
+                     tp->topic, "partition_id", (int)tp->partition, "partition",
+                     sf_rest_link(&o->links, "/topics/%s/partitions/%d", tp->topic,
+                                  (int)tp->partition),
+                     "lag", sf_rest_link(&o->links, "/consumer-groups/%s/lags/%s/partitions/%d",
+                                         o->name, tp->topic, (int)tp->partition));
+}
+
+/* The assignments of @m (G_ASSIGNMENTS), or the one of o->topic/o->partition (G_ASSIGNMENT;
+ * NULL with *@rc 3 when it is not assigned to @m). */
+static json_t *assignments(const op_t *o, const sf_group_member_t *m, int *rc) {
+    json_t *data = json_array();
+    char suffix[600];
+    size_t i;
+    for (i = 0; i < m->assignment_count; i++) {
+        const sf_topic_partition_t *tp = &m->assignment[i];
+        if (o->view == G_ASSIGNMENTS) {
+            json_array_append_new(data, assignment_json(o, m, tp));
+        } else if (tp->partition == o->partition && !strcmp(tp->topic, o->topic)) {
+            json_decref(data);
+            return assignment_json(o, m, tp);
+        }
+    }
+    if (o->view == G_ASSIGNMENT) {
+        json_decref(data);
+        *rc = 3; /* UNKNOWN_TOPIC_OR_PARTITION */
+        return NULL;
+    }
+    snprintf(suffix, sizeof(suffix), "/consumer-groups/%s/consumers/%s/assignments", o->name,
+             m->member_id);
+    return sf_rest_list(&o->links, "KafkaConsumerAssignment", suffix, data);
 }
 
 static void run_list_groups(sf_gw_job_t *job, sf_admin_t *a) {
@@ -520,8 +574,14 @@ static const sf_group_member_t *owner_of(const sf_group_info_t *g, const char *t
 }
 
 static json_t *lag_json(const op_t *o, const sf_group_lag_t *l, const sf_group_member_t *m) {
-    return json_pack("{s:s, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:s, s:s?, s:s}", "kind",
-                     "KafkaConsumerLag", "cluster_id", o->links.cluster_id, "consumer_group_id",
+    char suffix[600], crn[600];
+    snprintf(suffix, sizeof(suffix), "/consumer-groups/%s/lags/%s/partitions/%d", o->name,
+             l->topic, (int)l->partition);
+    snprintf(crn, sizeof(crn), "/consumer-group=%s/lag=%s/partition=%d", o->name, l->topic,
+             (int)l->partition);
+    return json_pack("{s:s, s:o, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:s, s:s?, s:s}", "kind",
+                     "KafkaConsumerLag", "metadata", sf_rest_metadata(&o->links, suffix, crn),
+                     "cluster_id", o->links.cluster_id, "consumer_group_id",
                      o->name, "topic_name", l->topic, "partition_id", (int)l->partition,
                      "current_offset", (json_int_t)l->committed, "log_end_offset",
                      (json_int_t)l->log_end, "lag", (json_int_t)l->lag, "consumer_id",
@@ -529,9 +589,8 @@ static json_t *lag_json(const op_t *o, const sf_group_lag_t *l, const sf_group_m
                      "client_id", m ? m->client_id : "");
 }
 
-/* /lags or /lag-summary of the described group @g. */
-static json_t *lags(const op_t *o, sf_admin_t *a, const sf_group_info_t *g, int summary,
-                    int *rc) {
+/* /lags, /lags/<t>/partitions/<p> or /lag-summary of the described group @g. */
+static json_t *lags(const op_t *o, sf_admin_t *a, const sf_group_info_t *g, int *rc) {
     sf_group_lag_t *lag = NULL, *max = NULL;
     size_t n = 0, i;
     int64_t total = 0;
@@ -542,6 +601,16 @@ static json_t *lags(const op_t *o, sf_admin_t *a, const sf_group_info_t *g, int 
         json_decref(data);
         return NULL;
     }
+    for (i = 0; o->view == G_LAG && i < n; i++)
+        if (lag[i].partition == o->partition && !strcmp(lag[i].topic, o->topic))
+            break;
+    if (o->view == G_LAG) {
+        out = i < n ? lag_json(o, &lag[i], owner_of(g, lag[i].topic, lag[i].partition)) : NULL;
+        *rc = i < n ? SF_OK : 3; /* UNKNOWN_TOPIC_OR_PARTITION: no offset committed there */
+        json_decref(data);
+        sf_group_lag_destroy(lag);
+        return out;
+    }
     for (i = 0; i < n; i++) {
         total += lag[i].lag > 0 ? lag[i].lag : 0;
         if (!max || lag[i].lag > max->lag)
@@ -550,7 +619,7 @@ static json_t *lags(const op_t *o, sf_admin_t *a, const sf_group_info_t *g, int 
                                                                   lag[i].partition)));
     }
     snprintf(suffix, sizeof(suffix), "/consumer-groups/%s/lags", o->name);
-    if (!summary) {
+    if (o->view == G_LAGS) {
         out = sf_rest_list(&o->links, "KafkaConsumerLag", suffix, data);
     } else {
         m = max ? owner_of(g, max->topic, max->partition) : NULL;
@@ -567,41 +636,52 @@ static json_t *lags(const op_t *o, sf_admin_t *a, const sf_group_info_t *g, int 
     return out;
 }
 
-/* /consumer-groups/<g>[/consumers[/<m>]|/lags|/lag-summary]: o->item names which. */
+/* The part of the described group @g that o->view asks for; NULL with an error in *@rc. */
+static json_t *group_part(const op_t *o, sf_admin_t *a, const sf_group_info_t *g, int *rc) {
+    json_t *data;
+    char suffix[300];
+    size_t i;
+    switch (o->view) {
+    case G_GROUP:
+        return group_json(o, g->group_id, g->state, g->protocol_type, g->protocol,
+                          g->coordinator);
+    case G_LAGS:
+    case G_LAG:
+    case G_LAG_SUMMARY:
+        return lags(o, a, g, rc);
+    case G_CONSUMERS:
+        data = json_array();
+        for (i = 0; data && i < g->member_count; i++)
+            json_array_append_new(data, consumer_json(o, &g->members[i]));
+        snprintf(suffix, sizeof(suffix), "/consumer-groups/%s/consumers", o->name);
+        return sf_rest_list(&o->links, "KafkaConsumer", suffix, data);
+    default:
+        for (i = 0; i < g->member_count && strcmp(g->members[i].member_id, o->item); i++)
+            ;
+        if (i == g->member_count) {
+            *rc = 25; /* UNKNOWN_MEMBER_ID */
+            return NULL;
+        }
+        return o->view == G_CONSUMER ? consumer_json(o, &g->members[i])
+                                     : assignments(o, &g->members[i], rc);
+    }
+}
+
+/* /consumer-groups/<g>[...]: o->view says which part. */
 static void run_describe_group(sf_gw_job_t *job, sf_admin_t *a) {
     op_t *o = job->arg;
     const char *names[1] = {o->name};
     sf_group_info_t *g = NULL;
-    json_t *out = NULL, *data;
-    char suffix[300];
-    const char *member = strncmp(o->item, "consumers/", 10) ? NULL : o->item + 10;
-    size_t i;
+    json_t *out = NULL;
     int rc = sf_admin_describe_groups(a, names, 1, TIMEOUT_MS, &g);
     if (rc == SF_OK && g->err)
         rc = g->err;
     if (rc == SF_OK && !strcmp(g->state, "Dead"))
         rc = 69; /* GROUP_ID_NOT_FOUND */
-    if (rc == SF_OK && !*o->item) {
-        out = group_json(o, g->group_id, g->state, g->protocol_type, g->protocol,
-                         g->coordinator);
-    } else if (rc == SF_OK && (!strcmp(o->item, "lags") || !strcmp(o->item, "lag-summary"))) {
-        out = lags(o, a, g, !strcmp(o->item, "lag-summary"), &rc);
-    } else if (rc == SF_OK && !strcmp(o->item, "consumers")) {
-        data = json_array();
-        for (i = 0; data && i < g->member_count; i++)
-            json_array_append_new(data, consumer_json(o, &g->members[i]));
-        snprintf(suffix, sizeof(suffix), "/consumer-groups/%s/consumers", o->name);
-        out = sf_rest_list(&o->links, "KafkaConsumer", suffix, data);
-    } else if (rc == SF_OK && member) {
-        for (i = 0; i < g->member_count && strcmp(g->members[i].member_id, member); i++)
-            ;
-        if (i < g->member_count)
-            out = consumer_json(o, &g->members[i]);
-        else
-            rc = 25; /* UNKNOWN_MEMBER_ID */
-    }
+    if (rc == SF_OK)
+        out = group_part(o, a, g, &rc);
     if (rc != SF_OK) {
-        sf_gw_fail_err(job, rc == 25 ? SF_ERROR_NOTFOUND : rc, member ? member : o->name);
+        sf_gw_fail_err(job, rc == 25 ? SF_ERROR_NOTFOUND : rc, *o->item ? o->item : o->name);
     } else {
         job->status = out ? 200 : 503;
         job->body = sf_rest_dump(out);
@@ -609,24 +689,52 @@ static void run_describe_group(sf_gw_job_t *job, sf_admin_t *a) {
     sf_group_info_destroy(g, g ? 1 : 0);
 }
 
+/* @seg (after the group id) as a view of the group, with its consumer, topic and partition
+ * into @o; 0 when it names none. */
+static int group_view(op_t *o, char **seg, int nseg) {
+    int tp = 0; /* where "<t>/partitions/<p>" starts */
+    if (nseg == 0) {
+        o->view = G_GROUP;
+    } else if (!strcmp(seg[0], "lag-summary") && nseg == 1) {
+        o->view = G_LAG_SUMMARY;
+    } else if (!strcmp(seg[0], "lags") && (nseg == 1 || nseg == 4)) {
+        o->view = nseg == 1 ? G_LAGS : G_LAG;
+        tp = 1;
+    } else if (!strcmp(seg[0], "consumers") && nseg <= 6 && nseg != 4 && nseg != 5) {
+        o->view = nseg == 1 ? G_CONSUMERS : nseg == 2 ? G_CONSUMER : G_ASSIGNMENTS;
+        if (nseg >= 2)
+            snprintf(o->item, sizeof(o->item), "%s", seg[1]);
+        if (nseg >= 3 && strcmp(seg[2], "assignments"))
+            return 0;
+        if (nseg == 6)
+            o->view = G_ASSIGNMENT;
+        tp = 3;
+    } else {
+        return 0;
+    }
+    if (o->view == G_LAG || o->view == G_ASSIGNMENT) {
+        if (strlen(seg[tp]) >= sizeof(o->topic) || strcmp(seg[tp + 1], "partitions") ||
+            (o->partition = (int32_t)sf_rest_index(seg[tp + 2])) < 0)
+            return 0;
+        snprintf(o->topic, sizeof(o->topic), "%s", seg[tp]);
+    }
+    return 1;
+}
+
 /* /consumer-groups[...], @seg after "consumer-groups". */
 static void groups(sf_rest_t *r, char **seg, int nseg) {
     sf_gw_job_t *job;
     op_t *o;
-    int ok = nseg <= 1 || (nseg == 2 && (!strcmp(seg[1], "consumers") ||
-                                         !strcmp(seg[1], "lags") ||
-                                         !strcmp(seg[1], "lag-summary"))) ||
-             (nseg == 3 && !strcmp(seg[1], "consumers"));
-    if (!ok) {
-        sf_httpd_error(r->req, 404, NULL, "no such resource");
-    } else if (r->cmd != EVHTTP_REQ_GET) {
+    if (r->cmd != EVHTTP_REQ_GET) {
         sf_httpd_error(r->req, 405, NULL, "consumer groups are read with GET");
     } else if ((job = op_job(r, nseg ? run_describe_group : run_list_groups, &o))) {
         snprintf(o->name, sizeof(o->name), "%s", nseg ? seg[0] : "");
-        if (nseg >= 2)
-            snprintf(o->item, sizeof(o->item), "%s%s%s", seg[1], nseg == 3 ? "/" : "",
-                     nseg == 3 ? seg[2] : "");
-        sf_gw_submit(sf_gw_admin(r->gw), job);
+        if (nseg && !group_view(o, seg + 1, nseg - 1)) {
+            sf_gw_job_free(job);
+            sf_httpd_error(r->req, 404, NULL, "no such resource");
+        } else {
+            sf_gw_submit(sf_gw_admin(r->gw), job);
+        }
     }
 }
 

@@ -176,12 +176,20 @@ for m in ("m1", "m2"):
         fail(f"member: {out}")
 expect_error("POST", "/api/groups/g1/members", 409, {"name": "m1", "topics": ["feed"]})
 streams = [Stream(f"/api/groups/g1/members/{m}/events") for m in ("m1", "m2")]
+
+
+def owned(member):
+    code, out = call("GET", f"/v3/clusters/{cluster}/consumer-groups/g1/consumers/"
+                     + member["consumer_id"] + "/assignments")
+    return [(x["topic_name"], x["partition_id"]) for x in out.get("data", [])] if code == 200 else []
+
+
 deadline = time.time() + 30
 while time.time() < deadline:
     code, out = call("GET", f"/v3/clusters/{cluster}/consumer-groups/g1/consumers")
     members = out.get("data", []) if code == 200 else []
-    if len(members) == 2 and sum(len(x["assignments"]) for x in members) == 4 and \
-            all(x["assignments"] for x in members):
+    shares = [owned(x) for x in members]
+    if len(members) == 2 and sum(len(s) for s in shares) == 4 and all(shares):
         break
     time.sleep(0.3)
 else:

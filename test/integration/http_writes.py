@@ -305,18 +305,37 @@ member = Consumer({"bootstrap.servers": bootstrap, "group.id": "http-live", "bro
                    "client.id": "http-live-client", "auto.offset.reset": "earliest"})
 member.subscribe(["orders"])
 deadline = time.time() + 30
-members = []
+members, owned = [], []
 while time.time() < deadline:
     member.poll(0.5)
     code, out = call("GET", c + "/consumer-groups/http-live/consumers")
     members = out.get("data", []) if code == 200 else []
-    if members and len(members[0]["assignments"]) == 5:
-        break
-if not members or members[0]["client_id"] != "http-live-client" or len(members[0]["assignments"]) != 5:
-    fail(f"group members: {members}")
-one = expect("GET", c + "/consumer-groups/http-live/consumers/" + members[0]["consumer_id"], 200)
-if one["consumer_id"] != members[0]["consumer_id"]:
+    if members:
+        code, out = call("GET", c + "/consumer-groups/http-live/consumers/"
+                         + members[0]["consumer_id"] + "/assignments")
+        owned = out.get("data", []) if code == 200 else []
+        if len(owned) == 5:
+            break
+if not members or members[0]["client_id"] != "http-live-client" or len(owned) != 5 or \
+        not members[0]["assignments"]["related"].endswith("/assignments"):
+    fail(f"group members: {members} {owned}")
+mid = members[0]["consumer_id"]
+one = expect("GET", c + "/consumer-groups/http-live/consumers/" + mid, 200)
+if one["consumer_id"] != mid:
     fail(f"one member: {one}")
+a = owned[0]
+if a["kind"] != "KafkaConsumerAssignment" or a["consumer_id"] != mid or \
+        sorted((x["topic_name"], x["partition_id"]) for x in owned) != [("orders", i) for i in range(5)]:
+    fail(f"assignments: {owned}")
+one = expect("GET", c + f"/consumer-groups/http-live/consumers/{mid}/assignments/orders/partitions/3", 200)
+if one["partition_id"] != 3 or not one["lag"]["related"].endswith("/lags/orders/partitions/3"):
+    fail(f"one assignment: {one}")
+expect_error("GET", c + f"/consumer-groups/http-live/consumers/{mid}/assignments/orders/partitions/9", 404)
+expect_error("GET", c + f"/consumer-groups/http-live/consumers/{mid}/assignments/orders/x/3", 404)
+lag0 = expect("GET", c + "/consumer-groups/http-check/lags/orders/partitions/0", 200)
+if lag0["kind"] != "KafkaConsumerLag" or lag0["current_offset"] != 1:
+    fail(f"one partition's lag: {lag0}")
+expect_error("GET", c + "/consumer-groups/http-check/lags/orders/partitions/4", 404)
 if expect("GET", c + "/consumer-groups/http-live", 200)["state"] != "STABLE":
     fail("a group with a live member is not STABLE")
 expect_error("GET", c + "/consumer-groups/http-live/consumers/nobody", 404)

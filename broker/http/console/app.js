@@ -150,11 +150,14 @@ async function showGroup(group) {
   const [members, lags] = await Promise.all([
     api("GET", v3(`/consumer-groups/${enc(group)}/consumers`)).catch(() => ({ data: [] })),
     api("GET", v3(`/consumer-groups/${enc(group)}/lags`))]);
+  const owned = await Promise.all(members.data.map((m) =>
+    api("GET", v3(`/consumer-groups/${enc(group)}/consumers/${enc(m.consumer_id)}/assignments`))
+      .then((a) => a.data).catch(() => [])));
   $("#group-detail").hidden = false;
   $("#group-title").textContent = group;
-  fill($("#members-table"), members.data.map((m) => el("tr", {},
+  fill($("#members-table"), members.data.map((m, i) => el("tr", {},
     el("td", { class: "mono" }, m.consumer_id), el("td", {}, m.client_id), el("td", {}, m.host),
-    el("td", {}, m.assignments.map((a) => `${a.topic_name}/${a.partition_id}`).join(", ")))));
+    el("td", {}, owned[i].map((a) => `${a.topic_name}/${a.partition_id}`).join(", ")))));
   fill($("#lags-table"), lags.data.map((l) => el("tr", {},
     el("td", {}, l.topic_name), el("td", {}, l.partition_id), el("td", {}, l.current_offset),
     el("td", {}, l.log_end_offset), el("td", {}, status(l.lag, l.lag > 0 ? "warn" : "ok")),
