@@ -69,6 +69,7 @@ struct sf_broker {
     size_t nendpoints;
     int ready;
     int handing_off;       /* a controlled shutdown is under way */
+    int http_draining;     /* the HTTP clients are closing (0, 1, or 2: done or given up) */
     sf_mail_t handoff_done; /* ... and its end, posted here */
     int stopping;
     int quiescing; /* workers yet to confirm they stopped reading */
@@ -575,6 +576,14 @@ static void shutdown_rest(void *arg) {
         finish_shutdown(b);
 }
 
+static void http_drained(void *arg) {
+    sf_broker_t *b = arg;
+    if (b->http_draining == 1) {
+        b->http_draining = 2;
+        sf_broker_shutdown(b);
+    }
+}
+
 void sf_broker_shutdown(sf_broker_t *b) {
     if (b->stopping)
         return;
@@ -582,10 +591,22 @@ void sf_broker_shutdown(sf_broker_t *b) {
         shutdown_rest(b); /* asked twice: stop waiting for the controller */
         return;
     }
-    sf_log(SF_LOG_NOTICE, "BROKER", "shutting down");
+    if (b->http_draining == 1) {
+        b->http_draining = 2; /* asked twice: stop waiting for the HTTP clients */
+    } else if (b->http_draining == 0) {
+        sf_log(SF_LOG_NOTICE, "BROKER", "shutting down");
 #ifdef HAVE_SYSTEMD
-    sd_notify(0, "STOPPING=1");
+        sd_notify(0, "STOPPING=1");
 #endif
+        /* The HTTP consumers leave their groups and the HTTP producer flushes first, while
+         * this broker still serves them (it may be their coordinator or leader). */
+        if (b->httpd) {
+            b->http_draining = 1;
+            sf_httpd_drain(b->httpd, http_drained, b);
+            return;
+        }
+        b->http_draining = 2;
+    }
     /* Clients and followers are still served while the controller moves leadership away. */
     b->handoff_done.fn = shutdown_rest;
     b->handoff_done.arg = b;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "broker.h"
+#include "clock.h"
 #include "httpd.h"
 #include "logging.h"
 
@@ -25,6 +26,8 @@
 /* The most consumer lanes at once, and how often closed ones are reaped. */
 #define MAX_CONSUMERS 256
 #define REAP_INTERVAL_MS 1000
+/* While draining, how often the lanes are looked at. */
+#define DRAIN_CHECK_MS 20
 
 typedef enum { LANE_ADMIN, LANE_PRODUCE, LANE_CONSUMER } lane_kind_t;
 
@@ -52,6 +55,12 @@ struct sf_gw {
     lane_t *consumers; /* open or closing */
     int nconsumers;
     struct event *reap_ev;
+    /* Draining (sf_gw_drain): lanes are no longer reaped, and @drained runs once. */
+    int draining;
+    int64_t drain_deadline_ms;
+    struct event *drain_ev;
+    void (*drained)(void *);
+    void *drained_arg;
 };
 
 /* ---- answers ---- */
@@ -293,6 +302,7 @@ static void *produce_main(void *arg) {
         }
     }
     lane_client_free(l); /* the records still in flight fail, and their jobs return */
+    atomic_store(&l->finished, 1);
     return NULL;
 }
 
@@ -392,6 +402,11 @@ sf_gw_lane_t *sf_gw_consumer_new(sf_gw_t *gw, const sf_config_kv_t *kvs, size_t 
                                  int *status, char *errstr, size_t errstr_size) {
     lane_t *l;
     size_t i;
+    *status = 503;
+    if (gw->draining) {
+        snprintf(errstr, errstr_size, "the broker is shutting down");
+        return NULL;
+    }
     *status = 429;
     if (gw->nconsumers >= MAX_CONSUMERS) {
         snprintf(errstr, errstr_size, "this broker serves %d HTTP consumers already",
@@ -437,7 +452,7 @@ static void reap_cb(evutil_socket_t fd, short what, void *arg) {
     lane_t **pp = &gw->consumers, *l;
     (void)fd;
     (void)what;
-    while ((l = *pp)) {
+    while (!gw->draining && (l = *pp)) { /* draining: the consumers still point at theirs */
         if (!atomic_load(&l->finished)) {
             pp = &l->next;
             continue;
@@ -450,11 +465,46 @@ static void reap_cb(evutil_socket_t fd, short what, void *arg) {
     }
 }
 
+static int lane_finished(const lane_t *l) {
+    return !l->started || atomic_load(&l->finished);
+}
+
+static void drain_cb(evutil_socket_t fd, short what, void *arg) {
+    sf_gw_t *gw = arg;
+    const lane_t *l;
+    int done = lane_finished(&gw->admin) && lane_finished(&gw->produce);
+    (void)fd;
+    (void)what;
+    for (l = gw->consumers; done && l; l = l->next)
+        done = lane_finished(l);
+    if (!done && sf_clock_mono_ms() < gw->drain_deadline_ms)
+        return;
+    event_del(gw->drain_ev);
+    gw->drained(gw->drained_arg);
+}
+
+void sf_gw_drain(sf_gw_t *gw, int timeout_ms, void (*done)(void *), void *arg) {
+    struct timeval tv = {0, DRAIN_CHECK_MS * 1000};
+    lane_t *l;
+    gw->draining = 1;
+    gw->drained = done;
+    gw->drained_arg = arg;
+    gw->drain_deadline_ms = sf_clock_mono_ms() + timeout_ms;
+    lane_stop(&gw->admin);
+    lane_stop(&gw->produce);
+    for (l = gw->consumers; l; l = l->next)
+        lane_stop(l);
+    event_add(gw->drain_ev, &tv);
+}
+
 sf_gw_t *sf_gw_new(struct event_base *base, struct sf_broker *b) {
     sf_gw_t *gw = calloc(1, sizeof(*gw));
     struct timeval tv = {REAP_INTERVAL_MS / 1000, (REAP_INTERVAL_MS % 1000) * 1000};
     if (!gw || !(gw->mb = sf_mailbox_new(base, pthread_self())) ||
-        !(gw->reap_ev = event_new(base, -1, EV_PERSIST, reap_cb, gw))) {
+        !(gw->reap_ev = event_new(base, -1, EV_PERSIST, reap_cb, gw)) ||
+        !(gw->drain_ev = event_new(base, -1, EV_PERSIST, drain_cb, gw))) {
+        if (gw && gw->reap_ev)
+            event_free(gw->reap_ev);
         if (gw && gw->mb)
             sf_mailbox_free(gw->mb);
         free(gw);
@@ -475,6 +525,7 @@ void sf_gw_free(sf_gw_t *gw) {
     if (!gw)
         return;
     event_free(gw->reap_ev);
+    event_free(gw->drain_ev);
     lane_stop(&gw->admin);
     lane_stop(&gw->produce);
     for (l = gw->consumers; l; l = l->next)

@@ -70,6 +70,13 @@ struct sf_gw_job {
  * memory. */
 sf_gw_t *sf_gw_new(struct event_base *base, struct sf_broker *b);
 
+/* Stop every lane, as sf_gw_free does, without waiting: @done(@arg) runs on the loop once
+ * every lane's thread has finished (its client closed: the HTTP consumers have left their
+ * groups, the producer has flushed), or after @timeout_ms. The loop keeps serving meanwhile,
+ * which those last requests may need when they go to this broker. Later requests get 503.
+ * Once. */
+void sf_gw_drain(sf_gw_t *gw, int timeout_ms, void (*done)(void *), void *arg);
+
 /* Stop the threads (the job each is running finishes), answer every job with what it got or
  * 503, and free. On the loop's thread; NULL is fine. */
 void sf_gw_free(sf_gw_t *gw);

@@ -374,6 +374,12 @@ nomem:
     return SF_ERR_NOMEM;
 }
 
+#define DRAIN_TIMEOUT_MS 10000
+
+void sf_httpd_drain(sf_httpd_t *h, void (*done)(void *), void *arg) {
+    sf_gw_drain(h->gw, DRAIN_TIMEOUT_MS, done, arg);
+}
+
 void sf_httpd_free(sf_httpd_t *h) {
     if (!h)
         return;

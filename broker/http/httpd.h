@@ -25,6 +25,10 @@ typedef struct sf_httpd sf_httpd_t;
 int sf_httpd_new(struct event_base *base, struct sf_broker *b, const struct sf_brokercfg *cfg,
                  sf_httpd_t **out, char *errstr, size_t errstr_size);
 
+/* Close the HTTP API's clients (sf_gw_drain) and then call @done(@arg), on the loop, within
+ * a few seconds; /metrics and /health keep answering meanwhile. */
+void sf_httpd_drain(sf_httpd_t *h, void (*done)(void *), void *arg);
+
 /* Close the listeners and connections. NULL is fine. */
 void sf_httpd_free(sf_httpd_t *h);
 
