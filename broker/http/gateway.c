@@ -135,7 +135,8 @@ void sf_gw_job_free(sf_gw_job_t *job) {
 void sf_gw_finish(sf_gw_job_t *job) {
     char *body = job->body;
     job->body = NULL;
-    sf_httpd_reply(job->req, job->status ? job->status : 500, body, "application/json");
+    sf_httpd_reply(job->req, job->status ? job->status : 500, body,
+                   job->ctype ? job->ctype : "application/json");
     sf_gw_job_free(job);
 }
 

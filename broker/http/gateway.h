@@ -58,6 +58,7 @@ struct sf_gw_job {
     void (*free_arg)(void *arg); /* frees arg in sf_gw_job_free (NULL: nothing) */
     int status;                 /* HTTP status of the answer */
     char *body;                 /* JSON text (malloc'd) or NULL */
+    const char *ctype;          /* its Content-Type (static; NULL: application/json) */
     /* the gateway's */
     sf_gw_t *gw;
     sf_gw_lane_t *lane;

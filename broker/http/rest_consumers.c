@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -683,6 +684,33 @@ void sf_rest_instance_stream(sf_rest_t *r, sf_rest_instance_t *inst) {
     stream_start(r, inst->lane, 0, inst, SF_REST_PLAIN, NULL, NULL, NULL);
 }
 
+/* The media type of records in @format (REST Proxy v2's embedded formats). */
+static const char *records_type(sf_rest_format_t format) {
+    return format == SF_REST_JSON ? "application/vnd.kafka.json.v2+json"
+                                  : "application/vnd.kafka.binary.v2+json";
+}
+
+/* Whether the request's Accept header (none: anything) takes records in @format: one naming
+ * only other embedded formats is refused, as the REST Proxy does. */
+static int accepts_records(sf_rest_t *r, sf_rest_format_t format) {
+    const char *accept = evhttp_find_header(evhttp_request_get_input_headers(r->req), "Accept");
+    char copy[512], *item, *save = NULL;
+    int other = 0;
+    if (!accept)
+        return 1;
+    snprintf(copy, sizeof(copy), "%s", accept);
+    for (item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        item += strspn(item, " \t");
+        item[strcspn(item, "; \t")] = '\0';
+        if (!strcasecmp(item, records_type(format)))
+            return 1;
+        if (!strncasecmp(item, "application/vnd.kafka.", 22) &&
+            strcasecmp(item, "application/vnd.kafka.v2+json"))
+            other = 1;
+    }
+    return !other;
+}
+
 /* Queue @kind with @body (taken) on @inst's lane; @created: see op_t (taken, may be NULL). */
 static void instance_op_created(sf_rest_t *r, instance_t *inst, op_kind_t kind, json_t *body,
                                 char *created) {
@@ -705,12 +733,15 @@ static void instance_op_created(sf_rest_t *r, instance_t *inst, op_kind_t kind, 
     job->arg = o;
     job->free_arg = op_free;
     job->consume = run_op;
+    if (kind == OP_RECORDS)
+        job->ctype = records_type(inst->format);
     sf_gw_submit(inst->lane, job);
 }
 
 static void instance_op(sf_rest_t *r, instance_t *inst, op_kind_t kind, json_t *body) {
     instance_op_created(r, inst, kind, body, NULL);
 }
+
 
 void sf_rest_instance_subscribe(sf_rest_t *r, sf_rest_instance_t *inst, json_t *body,
                                 char *created) {
@@ -807,7 +838,11 @@ void sf_rest_consumers_route(sf_rest_t *r, char **seg, int nseg) {
         inst->subscription = NULL;
         instance_op(r, inst, OP_UNSUBSCRIBE, NULL);
     } else if (!strcmp(what, "records") && !*where && cmd == EVHTTP_REQ_GET) {
-        instance_op(r, inst, OP_RECORDS, NULL);
+        if (accepts_records(r, inst->format))
+            instance_op(r, inst, OP_RECORDS, NULL);
+        else
+            sf_httpd_error(r->req, 406, NULL, "this consumer's records are %s (set at its "
+                           "creation), not what Accept asks for", records_type(inst->format));
     } else if (!strcmp(what, "offsets") && !*where && cmd == EVHTTP_REQ_POST) {
         instance_op(r, inst, OP_COMMIT, body);
         body = NULL;

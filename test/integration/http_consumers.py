@@ -12,6 +12,7 @@ import json
 import sys
 import threading
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -279,6 +280,25 @@ while first is None and time.time() < deadline:
     first = got[0] if got else None
 if not first or base64.b64decode(first["key"]) != b"k" or json.loads(base64.b64decode(first["value"])) != {"a": 1}:
     fail(f"binary record: {first}")
+
+
+def records_with(accept):
+    """(status, Content-Type) of GET records with this Accept header."""
+    req = urllib.request.Request(httpclient.BASE + c2 + "/records?timeout=200",
+                                 headers={"Accept": accept})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, r.headers.get("Content-Type")
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("Content-Type")
+
+
+binary = "application/vnd.kafka.binary.v2+json"
+for accept, want in ((binary, (200, binary)), ("application/vnd.kafka.v2+json, " + binary, (200, binary)),
+                     ("application/vnd.kafka.json.v2+json", (406, "application/json")),
+                     ("*/*", (200, binary))):
+    if records_with(accept) != want:
+        fail(f"records with Accept {accept}: {records_with(accept)}, expected {want}")
 expect("POST", c2 + "/positions", 204, {"offsets": [{"topic": "feed", "partition": 1, "offset": 0}]})
 expect_error("POST", c2 + "/positions", 400, {"offsets": [{"topic": "feed"}]})
 expect("DELETE", c2, 204)
