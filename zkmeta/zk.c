@@ -1308,30 +1308,43 @@ static void noop_watcher(zhandle_t *zh, int type, int state, const char *path, v
     (void)ctx;
 }
 
+/* Wait up to @ms for @h to reach @state. */
+static int wait_state(zhandle_t *h, int state, int ms) {
+    int i;
+    for (i = 0; i < ms / 10 && zoo_state(h) != state; i++) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return zoo_state(h) == state;
+}
+
 int sf_zk_debug_expire_session(sf_zk_t *zk) {
     clientid_t cid;
     const clientid_t *p;
     zhandle_t *h2;
-    int i;
+    int attempt;
     if (!usable(zk) || zk->state != SF_ZK_CONNECTED)
         return SF_ERR_STATE;
     p = zoo_client_id(zk->zh);
     if (!p || !p->client_id)
         return SF_ERR_STATE;
     cid = *p;
-    h2 = zookeeper_init2(zk->hosts, noop_watcher, zk->session_timeout_ms, &cid, NULL,
-                         ZOO_NO_LOG_CLIENTENV, zk_log_cb);
-    if (!h2)
-        return SF_ERR_IO;
-    for (i = 0; i < 500 && zoo_state(h2) != ZOO_CONNECTED_STATE; i++) {
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    if (zoo_state(h2) != ZOO_CONNECTED_STATE) {
+    /* Connecting a second handle moves the session to it, and closing that handle closes
+     * the session, unless our own handle reconnected in between and moved the session back
+     * (the close is then refused): try again until our handle sees the expiry. */
+    for (attempt = 0; attempt < 5; attempt++) {
+        h2 = zookeeper_init2(zk->hosts, noop_watcher, zk->session_timeout_ms, &cid, NULL,
+                             ZOO_NO_LOG_CLIENTENV, zk_log_cb);
+        if (!h2)
+            return SF_ERR_IO;
+        if (!wait_state(h2, ZOO_CONNECTED_STATE, 5000)) {
+            int gone = zoo_state(h2) == ZOO_EXPIRED_SESSION_STATE; /* closed by the last try */
+            zookeeper_close(h2);
+            return gone ? SF_OK : SF_ERR_IO;
+        }
         zookeeper_close(h2);
-        return SF_ERR_IO;
+        if (wait_state(zk->zh, ZOO_EXPIRED_SESSION_STATE, 3000))
+            return SF_OK;
     }
-    /* Closing this handle closes the shared session on the server. */
-    zookeeper_close(h2);
-    return SF_OK;
+    return SF_ERR_IO;
 }

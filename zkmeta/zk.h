@@ -218,8 +218,9 @@ void sf_zk_set_observer(sf_zk_t *zk, sf_zk_observe_cb observe, void *arg);
 const char *sf_zk_req_name(int req);
 
 /* For tests: make the server expire the current session by opening a second connection with
- * the same session credentials and closing it. Blocks the calling thread up to a few seconds.
- * The module then sees SF_ZK_EXPIRED and opens a new session. Returns SF_OK, SF_ERR_STATE (not
+ * the same session credentials and closing it, again if the session survived that (our
+ * handle can move it back by reconnecting first). Blocks the calling thread, usually for well
+ * under a second. The module then sees SF_ZK_EXPIRED and opens a new session. Returns SF_OK, SF_ERR_STATE (not
  * connected) or SF_ERR_IO. */
 int sf_zk_debug_expire_session(sf_zk_t *zk);
 
