@@ -22,6 +22,7 @@
 #include "err.h"
 #include "gateway.h"
 #include "httpauth.h"
+#include "hwcache.h"
 #include "rest.h"
 #include "logging.h"
 #include "tls.h"
@@ -48,7 +49,8 @@ struct sf_httpd {
     sf_httpauth_t *auth;  /* NULL: no authentication */
     sf_gw_t *gw;
     sf_rest_consumers_t *consumers;
-    struct event *sample_ev; /* the traffic sample, every SAMPLE_MS */
+    sf_hwcache_t *elsewhere; /* high watermarks of partitions held elsewhere, for group lag */
+    struct event *sample_ev; /* the traffic sample and the refresh of @elsewhere */
     int64_t sampled_ms;
 };
 
@@ -146,7 +148,7 @@ static void lag_seen(void *arg, const char *group, const char *topic, int32_t pa
 static void group_lag_warning(json_t *checks, sf_httpd_t *h, const sf_view_t *v) {
     lagging_t l = {h->cfg->health_max_consumer_lag, 0, 0, ""};
     char detail[512];
-    sf_httpd_each_lag(h->b, v, lag_seen, &l);
+    sf_httpd_each_lag(h->b, v, h->elsewhere, lag_seen, &l);
     if (l.n)
         snprintf(detail, sizeof(detail), "%d group partitions lag more than %lld records; the "
                  "most: %lld, %s", l.n, (long long)l.max_lag, (long long)l.worst, l.where);
@@ -223,7 +225,7 @@ static void route(struct evhttp_request *req, void *arg) {
         if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD)
             sf_httpd_error(req, 405, NULL, "/metrics is read with GET");
         else
-            sf_httpd_metrics(req, h->b);
+            sf_httpd_metrics(req, h->b, h->elsewhere);
     } else if (!strncmp(path, "/v3/", 4) || !strcmp(path, "/v3") ||
                !strncmp(path, "/consumers/", 11) || !strncmp(path, "/api/", 5)) {
         sf_httpd_rest(req, h->b, h->gw, h->consumers, f->scheme, path);
@@ -321,6 +323,7 @@ static void sample_cb(evutil_socket_t fd, short what, void *arg) {
     (void)what;
     sf_httpd_sample_traffic(h->b, (double)(now - h->sampled_ms) / 1000);
     h->sampled_ms = now;
+    sf_hwcache_refresh(h->elsewhere, h->b, sf_broker_view(h->b));
 }
 
 int sf_httpd_new(struct event_base *base, sf_broker_t *b, const sf_brokercfg_t *cfg,
@@ -338,6 +341,7 @@ int sf_httpd_new(struct event_base *base, sf_broker_t *b, const sf_brokercfg_t *
     h->cfg = cfg;
     if (!(h->http = http_new(base, h, &h->plain, "http")) || !(h->gw = sf_gw_new(base, b)) ||
         !(h->consumers = sf_rest_consumers_new(base, h->gw)) ||
+        !(h->elsewhere = sf_hwcache_new(h->gw)) ||
         !(h->sample_ev = event_new(base, -1, EV_PERSIST, sample_cb, h)) ||
         !(copy = strdup(cfg->http_listeners)))
         goto nomem;
@@ -387,6 +391,7 @@ void sf_httpd_free(sf_httpd_t *h) {
         event_free(h->sample_ev);
     sf_rest_consumers_free(h->consumers);
     sf_gw_free(h->gw); /* answers what it holds, before the connections go */
+    sf_hwcache_free(h->elsewhere);
     if (h->http)
         evhttp_free(h->http);
     if (h->https)

@@ -54,15 +54,18 @@ void sf_httpd_error(struct evhttp_request *req, int status, const char *kafka_er
 int sf_httpd_console(struct evhttp_request *req, const char *path);
 
 /* GET /metrics. */
-void sf_httpd_metrics(struct evhttp_request *req, struct sf_broker *b);
+struct sf_hwcache;
+void sf_httpd_metrics(struct evhttp_request *req, struct sf_broker *b,
+                      const struct sf_hwcache *elsewhere);
 
-/* Call @fn for each committed offset of the groups this broker coordinates on a partition it
- * holds in @v, with the records between it and the partition's high watermark. */
+/* Call @fn for each committed offset of the groups this broker coordinates, with the records
+ * between it and the partition's high watermark: held in @v, or as last read in @elsewhere
+ * (partitions not read yet are left out). */
 struct sf_view;
 typedef void (*sf_httpd_lag_fn)(void *arg, const char *group, const char *topic,
                                 int32_t partition, int64_t lag);
-void sf_httpd_each_lag(struct sf_broker *b, const struct sf_view *v, sf_httpd_lag_fn fn,
-                       void *arg);
+void sf_httpd_each_lag(struct sf_broker *b, const struct sf_view *v,
+                       const struct sf_hwcache *elsewhere, sf_httpd_lag_fn fn, void *arg);
 
 /* Sample the append rate of every partition held here, @elapsed_s after the previous sample:
  * the base of streamflow_partition_traffic_share. */

@@ -16,6 +16,7 @@
 #include "brokercfg.h"
 #include "cluster.h"
 #include "group.h"
+#include "hwcache.h"
 #include "httpd.h"
 #include "log.h"
 #include "metrics.h"
@@ -110,6 +111,7 @@ static void label_value(struct evbuffer *o, const char *s) {
 
 typedef struct lag_walk {
     const sf_view_t *v;
+    const sf_hwcache_t *elsewhere;
     const char *group;
     sf_httpd_lag_fn fn;
     void *arg;
@@ -118,10 +120,10 @@ typedef struct lag_walk {
 static void lag_offset(void *arg, const sf_goffset_t *off) {
     lag_walk_t *l = arg;
     sf_partition_t *part = sf_view_partition(l->v, off->topic, off->partition);
-    int64_t hw;
-    if (!part || off->offset < 0)
+    int64_t hw = part ? sf_log_high_watermark(part->log)
+                      : sf_hwcache_get(l->elsewhere, off->topic, off->partition);
+    if (hw < 0 || off->offset < 0)
         return;
-    hw = sf_log_high_watermark(part->log);
     l->fn(l->arg, l->group, off->topic, off->partition, hw > off->offset ? hw - off->offset : 0);
 }
 
@@ -131,8 +133,9 @@ static void lag_group(void *arg, sf_group_t *g) {
     sf_group_offsets(g, lag_offset, l);
 }
 
-void sf_httpd_each_lag(sf_broker_t *b, const sf_view_t *v, sf_httpd_lag_fn fn, void *arg) {
-    lag_walk_t l = {v, NULL, fn, arg};
+void sf_httpd_each_lag(sf_broker_t *b, const sf_view_t *v, const sf_hwcache_t *elsewhere,
+                       sf_httpd_lag_fn fn, void *arg) {
+    lag_walk_t l = {v, elsewhere, NULL, fn, arg};
     sf_coord_each_group(sf_broker_coordinator(b), lag_group, &l);
 }
 
@@ -145,12 +148,13 @@ static void lag_series(void *arg, const char *group, const char *topic, int32_t 
                         (long long)lag);
 }
 
-/* The lag of the groups this broker coordinates, on the partitions it holds. */
-static void group_lag(struct evbuffer *o, sf_broker_t *b, const sf_view_t *v) {
+/* The lag of the groups this broker coordinates. */
+static void group_lag(struct evbuffer *o, sf_broker_t *b, const sf_view_t *v,
+                      const sf_hwcache_t *elsewhere) {
     meta(o, "streamflow_consumergroup_lag", "gauge",
          "Records between a group's committed offset and the high watermark, for the groups "
-         "this broker coordinates and the partitions it holds.");
-    sf_httpd_each_lag(b, v, lag_series, o);
+         "this broker coordinates.");
+    sf_httpd_each_lag(b, v, elsewhere, lag_series, o);
 }
 
 static void requests(struct evbuffer *o, const sf_metrics_block_t *m) {
@@ -356,7 +360,7 @@ static void log_dirs(struct evbuffer *o, const sf_brokercfg_t *cfg) {
     }
 }
 
-void sf_httpd_metrics(struct evhttp_request *req, sf_broker_t *b) {
+void sf_httpd_metrics(struct evhttp_request *req, sf_broker_t *b, const sf_hwcache_t *elsewhere) {
     sf_metrics_block_t *sum = malloc(sizeof(*sum));
     struct evbuffer *o = evbuffer_new();
     sf_view_t *v = sf_broker_view(b);
@@ -378,7 +382,7 @@ void sf_httpd_metrics(struct evhttp_request *req, sf_broker_t *b) {
         cluster(o, b, v);
         partitions(o, v);
         traffic_share(o, v);
-        group_lag(o, b, v);
+        group_lag(o, b, v, elsewhere);
     }
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
                       "text/plain; version=0.0.4; charset=utf-8");

@@ -289,6 +289,33 @@ while time.time() < deadline:
     time.sleep(0.5)
 else:
     fail(f"{series}: {exported}, expected one broker with {p0[0]['lag']}")
+# The coordinator also exports the lag of partitions it does not hold: "spread" has one
+# replica on each broker.
+expect("POST", c + "/topics", 201, {"topic_name": "spread", "replicas_assignments": [
+    {"partition_id": i, "broker_ids": [i + 1]} for i in range(3)]})
+wait_for("spread to have leaders", lambda: "spread" in topics() and all(
+    p.leader >= 0 for p in topics()["spread"].partitions.values()))
+for i in range(3):
+    for n in range(i + 2):
+        expect("POST", c + "/topics/spread/records", 200,
+               {"partition_id": i, "value": {"type": "STRING", "data": f"s{n}"}})
+spread = Consumer({"bootstrap.servers": bootstrap, "group.id": "spread-g", "broker.address.family": "v4"})
+spread.commit(offsets=[TopicPartition("spread", i, 1) for i in range(3)], asynchronous=False)
+spread.close()
+want = {f'streamflow_consumergroup_lag{{group="spread-g",topic="spread",partition="{i}"}}': str(i + 1)
+        for i in range(3)}
+deadline = time.time() + 20
+while time.time() < deadline:
+    seen = {}
+    for b in bases:
+        for line in urllib.request.urlopen(b + "/metrics", timeout=10).read().decode().splitlines():
+            if line.split(" ")[0] in want:
+                seen.setdefault(line.split(" ")[0], []).append(line.split(" ")[1])
+    if seen == {k: [v] for k, v in want.items()}:
+        break
+    time.sleep(0.5)
+else:
+    fail(f"lag of spread-g: {seen}, expected {want} from its coordinator alone")
 # With health.max.consumer.lag=0 its coordinator warns about it, and stays ready.
 coordinator = [b for b in bases
                if series + " " in urllib.request.urlopen(b + "/metrics", timeout=10).read().decode()]
