@@ -490,8 +490,19 @@ static void drop_all(sf_coord_t *c, int16_t err, int keep_owned) {
     }
 }
 
+/* Whether @snap gives this broker a bucket (or a new epoch of one) it did not own. */
+static int buckets_gained(const sf_coord_t *c, const sf_cluster_snapshot_t *snap) {
+    int b;
+    for (b = 0; b < snap->ngroup_buckets; b++)
+        if (snap->group_buckets[b].broker == c->cfg.broker_id &&
+            !coord_owns(c, b, snap->group_buckets[b].epoch))
+            return 1;
+    return 0;
+}
+
 void sf_coord_update(sf_coord_t *c, const sf_cluster_snapshot_t *snap) {
     sf_cluster_bucket_t *v = NULL;
+    int gained = buckets_gained(c, snap);
     if (snap->ngroup_buckets &&
         !(v = malloc((size_t)snap->ngroup_buckets * sizeof(*v))))
         return; /* the next snapshot tries again */
@@ -502,6 +513,11 @@ void sf_coord_update(sf_coord_t *c, const sf_cluster_snapshot_t *snap) {
     c->nbuckets = snap->ngroup_buckets;
     drop_all(c, SF_KERR_NOT_COORDINATOR, 1);
     coord_txn_update(c);
+    /* Load the groups of the buckets taken over (the retention pass loads every group
+     * owned), as Kafka loads an offsets partition's groups when it becomes its leader: their
+     * lag and state are known before a member asks. */
+    if (gained && c->cl)
+        (void)coord_list_start(c, NULL, NULL);
 }
 
 void sf_coord_free(sf_coord_t *c) {

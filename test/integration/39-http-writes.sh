@@ -53,4 +53,16 @@ assert_eq forwarded "$got" "the record produced through broker 1"
 stop_broker b1
 port_open "${HP[1]}" && fail "HTTP still served after the broker stopped"
 broker_alive b3
+
+# The lag of a group without members (spread-g, from http_writes.py) follows its coordinator:
+# the broker that takes the group's bucket over loads the group at once.
+exports_lag() { # exports_lag N: broker N's /metrics has spread-g's lag
+    curl -sf "http://127.0.0.1:${HP[$1]}/metrics" | grep -q '^streamflow_consumergroup_lag{group="spread-g"'
+}
+wait_until 20 "a coordinator exporting spread-g's lag" bash -c \
+    "$(declare -f exports_lag); $(declare -p HP); exports_lag 2 || exports_lag 3"
+if exports_lag 2; then coord=2 other=3; else coord=3 other=2; fi
+stop_broker "b$coord"
+wait_until 30 "spread-g's lag on its new coordinator" bash -c \
+    "$(declare -f exports_lag); $(declare -p HP); exports_lag $other"
 pass
