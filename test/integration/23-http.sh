@@ -21,6 +21,8 @@ mon=$SF_SRC_DIR/packaging/monitoring
     "$mon/streamflow-dashboard.json" || fail "alert rules or dashboard"
 if command -v promtool >/dev/null; then
     promtool check rules "$mon/streamflow-alerts.yml" || fail "promtool check rules"
+    sed "s|RULES|$mon/streamflow-alerts.yml|" monitoring_rules_test.yml >"$SF_TMP/rules_test.yml"
+    promtool test rules "$SF_TMP/rules_test.yml" || fail "promtool test rules"
 fi
 
 # A body past http.max.body.bytes: refused (413), and the broker keeps serving.
