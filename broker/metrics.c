@@ -70,8 +70,8 @@ void sf_metrics_request(int16_t api_key, int16_t version, int64_t us) {
     if (!m)
         return;
     sf_metrics_add(&m->requests[a][v], 1);
-    sf_metrics_add(&m->latency[a][b], 1);
-    sf_metrics_add(&m->latency_us[a], us > 0 ? (uint64_t)us : 0);
+    sf_metrics_add(&m->latency[a][v][b], 1);
+    sf_metrics_add(&m->latency_us[a][v], us > 0 ? (uint64_t)us : 0);
 }
 
 void sf_metrics_zk_request(int req, int zrc, int64_t us, void *arg) {
@@ -104,9 +104,10 @@ void sf_metrics_sum(sf_metrics_block_t *out) {
         add_all(&out->bytes_out, &m->bytes_out, 1);
         add_all(&out->requests[0][0], &m->requests[0][0],
                 SF_METRICS_NAPI * SF_METRICS_NVERSION);
-        add_all(&out->latency[0][0], &m->latency[0][0],
-                SF_METRICS_NAPI * (SF_METRICS_NBUCKET + 1));
-        add_all(out->latency_us, m->latency_us, SF_METRICS_NAPI);
+        add_all(&out->latency[0][0][0], &m->latency[0][0][0],
+                SF_METRICS_NAPI * SF_METRICS_NVERSION * (SF_METRICS_NBUCKET + 1));
+        add_all(&out->latency_us[0][0], &m->latency_us[0][0],
+                SF_METRICS_NAPI * SF_METRICS_NVERSION);
         add_all(out->flushes, m->flushes, SF_METRICS_NBUCKET + 1);
         add_all(&out->flush_us, &m->flush_us, 1);
         add_all(&out->isr_shrinks, &m->isr_shrinks, 1);

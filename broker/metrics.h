@@ -22,8 +22,10 @@ typedef struct sf_metrics_block {
     _Atomic uint64_t bytes_in;    /* their batch bytes */
     _Atomic uint64_t bytes_out;   /* record bytes sent in Fetch responses */
     _Atomic uint64_t requests[SF_METRICS_NAPI][SF_METRICS_NVERSION];
-    _Atomic uint64_t latency[SF_METRICS_NAPI][SF_METRICS_NBUCKET + 1]; /* last: +Inf */
-    _Atomic uint64_t latency_us[SF_METRICS_NAPI];                      /* the sum */
+    /* By API and version; last bucket: +Inf. Only the pages of the APIs and versions used
+     * are ever touched. */
+    _Atomic uint64_t latency[SF_METRICS_NAPI][SF_METRICS_NVERSION][SF_METRICS_NBUCKET + 1];
+    _Atomic uint64_t latency_us[SF_METRICS_NAPI][SF_METRICS_NVERSION]; /* the sum */
     _Atomic uint64_t flushes[SF_METRICS_NBUCKET + 1]; /* log flushes by duration bucket */
     _Atomic uint64_t flush_us;                        /* their total duration */
     _Atomic uint64_t isr_shrinks, isr_expands;        /* ISR changes the controller made */

@@ -158,7 +158,7 @@ static void group_lag(struct evbuffer *o, sf_broker_t *b, const sf_view_t *v,
 }
 
 static void requests(struct evbuffer *o, const sf_metrics_block_t *m) {
-    int a, v, bk;
+    int a, v;
     meta(o, "streamflow_requests_total", "counter", "Kafka requests answered, by API and version.");
     for (a = 0; a < SF_METRICS_NAPI; a++)
         for (v = 0; v < SF_METRICS_NVERSION; v++)
@@ -167,17 +167,17 @@ static void requests(struct evbuffer *o, const sf_metrics_block_t *m) {
                                     sf_proto_api_name((int16_t)a), v,
                                     (unsigned long long)m->requests[a][v]);
     meta(o, "streamflow_request_duration_seconds", "histogram",
-         "Time from reading a Kafka request to answering it, by API.");
-    for (a = 0; a < SF_METRICS_NAPI; a++) {
-        char label[64];
-        uint64_t n = 0;
-        for (bk = 0; bk <= SF_METRICS_NBUCKET; bk++)
-            n += m->latency[a][bk];
-        snprintf(label, sizeof(label), "api=\"%s\",", sf_proto_api_name((int16_t)a));
-        if (n)
-            histogram(o, "streamflow_request_duration_seconds", label, m->latency[a],
-                      m->latency_us[a]);
-    }
+         "Time from reading a Kafka request to answering it, by API and version.");
+    for (a = 0; a < SF_METRICS_NAPI; a++)
+        for (v = 0; v < SF_METRICS_NVERSION; v++) {
+            char label[80];
+            if (!m->requests[a][v])
+                continue;
+            snprintf(label, sizeof(label), "api=\"%s\",version=\"%d\",",
+                     sf_proto_api_name((int16_t)a), v);
+            histogram(o, "streamflow_request_duration_seconds", label, m->latency[a][v],
+                      m->latency_us[a][v]);
+        }
 }
 /* The ZooKeeper session and the latency of its requests. */
 static void zookeeper(struct evbuffer *o, sf_broker_t *b, const sf_metrics_block_t *m) {
