@@ -125,7 +125,7 @@ static int offline_led_here(const sf_view_t *v, int32_t me) {
     return n;
 }
 
-/* The groups coordinated here lagging past health.max.consumer.lag on a partition held here:
+/* The groups coordinated here lagging past health.max.consumer.lag on a partition:
  * how many such partitions, and the worst. */
 typedef struct lagging {
     int64_t max_lag, worst;
