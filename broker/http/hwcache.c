@@ -142,11 +142,12 @@ static void run_read(sf_gw_job_t *job, sf_admin_t *a) {
     sf_admin_list_offsets(a, rd->parts, rd->n, SF_OFFSET_END, READ_TIMEOUT_MS);
 }
 
-/* On the loop: the answers become the cache (also when the gateway is closing). */
+/* On the loop: the answers become the cache. A read the gateway refused or could not run
+ * (busy, closing, no client: a status set) keeps the last one. */
 static void read_done(sf_gw_job_t *job) {
     reading_t *rd = job->arg;
     sf_hwcache_t *c = rd->cache;
-    entry_t *e = calloc(rd->n + 1, sizeof(*e));
+    entry_t *e = job->status ? NULL : calloc(rd->n + 1, sizeof(*e));
     size_t i, n = 0;
     c->busy = 0;
     for (i = 0; e && i < rd->n; i++) {
@@ -162,10 +163,7 @@ static void read_done(sf_gw_job_t *job) {
         c->entries = e;
         c->n = n;
     }
-    for (i = 0; i < rd->n; i++)
-        free((char *)rd->parts[i].topic);
-    rd->n = 0;
-    sf_gw_job_free(job);
+    sf_gw_job_free(job); /* frees the topics not moved */
 }
 
 void sf_hwcache_refresh(sf_hwcache_t *c, sf_broker_t *b, const sf_view_t *v) {

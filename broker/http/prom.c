@@ -179,6 +179,7 @@ static void requests(struct evbuffer *o, const sf_metrics_block_t *m) {
                       m->latency_us[a][v]);
         }
 }
+
 /* The ZooKeeper session and the latency of its requests. */
 static void zookeeper(struct evbuffer *o, sf_broker_t *b, const sf_metrics_block_t *m) {
     sf_cluster_t *cl = sf_broker_cluster(b);

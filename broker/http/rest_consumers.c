@@ -742,7 +742,6 @@ static void instance_op(sf_rest_t *r, instance_t *inst, op_kind_t kind, json_t *
     instance_op_created(r, inst, kind, body, NULL);
 }
 
-
 void sf_rest_instance_subscribe(sf_rest_t *r, sf_rest_instance_t *inst, json_t *body,
                                 char *created) {
     json_t *topics = json_object_get(body, "topics"), *pat = json_object_get(body, "topic_pattern");
