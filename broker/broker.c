@@ -31,6 +31,7 @@
 #include "metrics.h"
 #include "group.h"
 #include "markers.h"
+#include "verify.h"
 #include "purgatory.h"
 #include "replicas.h"
 #include "replication.h"
@@ -709,6 +710,19 @@ sf_coord_t *sf_broker_coordinator(sf_broker_t *b) {
 sf_txn_coord_t *sf_broker_txn_coordinator(sf_broker_t *b) {
     assert(sf_mailbox_is_owner(b->mb));
     return b->ready && !b->stopping ? b->txn : NULL;
+}
+
+int sf_broker_verify_txn(sf_broker_t *b, const sf_cluster_snapshot_t *snap, const char *txn_id,
+                         int64_t producer_id, int16_t epoch, const sf_txn_tp_t *parts, int n,
+                         int timeout_ms, sf_txn_verify_cb cb, void *arg) {
+    int bucket;
+    if (!snap || snap->ngroup_buckets < 1 || !b->replication)
+        return SF_ERR_STATE;
+    bucket = sf_txn_bucket_of(txn_id, snap->ngroup_buckets);
+    if (snap->group_buckets[bucket].broker < 0)
+        return SF_ERR_STATE;
+    return sf_txn_verify(sf_replication_client(b->replication), snap->group_buckets[bucket].broker,
+                         txn_id, producer_id, epoch, parts, n, timeout_ms, cb, arg);
 }
 
 const char *const *sf_broker_endpoints(const sf_broker_t *b, size_t *n) {

@@ -82,6 +82,18 @@ struct sf_coord *sf_broker_coordinator(sf_broker_t *b);
 /* The transaction coordinator (txn.h), the same way. */
 struct sf_txn_coord *sf_broker_txn_coordinator(sf_broker_t *b);
 
+/* Ask the transaction coordinator of @txn_id, as @snap places it, whether @parts (@n, sorted
+ * by topic, borrowed until @cb) are in the ongoing transaction of producer @producer_id at
+ * @epoch (verify.h). SF_OK, then @cb(@arg, one Kafka error per partition) runs once, on
+ * another thread; SF_ERR_STATE when no broker owns the id's bucket, or another error (then
+ * @cb does not run). Any thread. */
+struct sf_cluster_snapshot;
+struct sf_txn_tp;
+int sf_broker_verify_txn(sf_broker_t *b, const struct sf_cluster_snapshot *snap,
+                         const char *txn_id, int64_t producer_id, int16_t epoch,
+                         const struct sf_txn_tp *parts, int n, int timeout_ms,
+                         void (*cb)(void *arg, const int16_t *errs), void *arg);
+
 /* The network counters for metrics: connections and queued bytes (netlimit.h), and failed
  * accept() calls. The metadata thread. */
 struct sf_netlimit_stats;

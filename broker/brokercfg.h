@@ -106,6 +106,7 @@ typedef struct sf_brokercfg {
     int32_t transaction_max_timeout_ms;      /* transaction.max.timeout.ms (900000) */
     int32_t transactional_id_expiration_ms;  /* transactional.id.expiration.ms (604800000) */
     int32_t transaction_abort_check_ms;      /* transaction.abort.timed.out.transaction.cleanup.interval.ms (10000) */
+    int txn_verification_enable;             /* transaction.partition.verification.enable (true) */
 
     int32_t log_segment_bytes;               /* log.segment.bytes (1073741824), >= 14 */
     int64_t log_roll_ms;                     /* log.roll.ms, else log.roll.hours (168 h) */

@@ -388,8 +388,9 @@ static void req_send(sf_producer_t *p, prod_req_t *req, int64_t now) {
         req->parts[k].Records.len = (int32_t)b->wire_len;
         req->topics[nt - 1].PartitionDataCount++;
     }
-    req->msg.TransactionalId.p = NULL;
-    req->msg.TransactionalId.len = -1;
+    /* A transactional producer names its id: leaders verify a transaction's first batch on
+     * a partition with its coordinator (KIP-890). */
+    req->msg.TransactionalId = sf_slice_cstr(p->txn.id);
     req->msg.Acks = (int16_t)p->cc->acks;
     req->msg.TimeoutMs = p->cc->request_timeout_ms;
     req->msg.TopicDataCount = nt;

@@ -19,6 +19,7 @@ sf_kerr_t sf_err_to_kerr(int err, sf_err_op_t op) {
     case SF_ERR_DUPLICATE: return SF_KERR_DUPLICATE_SEQUENCE_NUMBER;
     case SF_ERR_PRODUCER_EPOCH: return SF_KERR_INVALID_PRODUCER_EPOCH;
     case SF_ERR_COORDINATOR_FENCED: return SF_KERR_TRANSACTION_COORDINATOR_FENCED;
+    case SF_ERR_TXN_STATE: return SF_KERR_INVALID_TXN_STATE;
     case SF_ERR_IO:
         switch (op) {
         case SF_ERR_OP_APPEND:
@@ -70,6 +71,7 @@ const char *sf_err_str(int err) {
     case SF_ERR_DUPLICATE: return "duplicate batch";
     case SF_ERR_PRODUCER_EPOCH: return "fenced producer epoch";
     case SF_ERR_COORDINATOR_FENCED: return "fenced transaction coordinator epoch";
+    case SF_ERR_TXN_STATE: return "not part of the producer's transaction";
     default: return "unknown error";
     }
 }

@@ -26,6 +26,7 @@
 #define SF_ERR_DUPLICATE (-16) /* a producer's batch already appended (a retry) */
 #define SF_ERR_PRODUCER_EPOCH (-17) /* a producer epoch older than the partition's */
 #define SF_ERR_COORDINATOR_FENCED (-18) /* a transaction coordinator epoch older than known */
+#define SF_ERR_TXN_STATE (-19) /* a batch outside the producer's transaction (INVALID_TXN_STATE) */
 
 /* Kafka protocol error codes (org.apache.kafka.common.protocol.Errors). */
 typedef int16_t sf_kerr_t;

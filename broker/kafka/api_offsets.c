@@ -3,14 +3,20 @@
  * is answered once ZooKeeper has it (group/coordinator.c; a transaction's stays pending until
  * its marker, group/txnoffsets.c); a fetch answers from the coordinator's memory, for one
  * group (v0-7) or many (v8+), the listed partitions or every committed one, with
- * UNSTABLE_OFFSET_COMMIT (v7+, RequireStable) for a partition a transaction holds. */
+ * UNSTABLE_OFFSET_COMMIT (v7+, RequireStable) for a partition a transaction holds.
+ * A transactional commit is first verified with the transaction coordinator (KIP-890, as
+ * Kafka's group coordinator does): the group's offsets partition must be in the producer's
+ * ongoing transaction (AddOffsetsToTxn put it there), so a zombie's late commit after its
+ * transaction ended stays out. */
 #include "dispatch.h"
 
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "brokercfg.h"
 #include "group.h"
+#include "verify.h"
 
 #define SAME_LAYOUT(a, b, f) _Static_assert(offsetof(a, f) == offsetof(b, f), #f)
 
@@ -159,6 +165,10 @@ _Static_assert(sizeof(txn_rp_t) == sizeof(commit_rp_t), "partition layouts");
 typedef struct txn_commit_ctx {
     commit_ctx_t cc;
     sf_proto_TxnOffsetCommitResponse_t resp;
+    const char *group;
+    sf_txn_tp_t offsets_part; /* the group's partition of the transaction, verified */
+    int16_t verify_err;
+    sf_mail_t home;
 } txn_commit_ctx_t;
 
 static int txn_commit_build(sf_kreq_t *kr, txn_commit_ctx_t *tc,
@@ -214,6 +224,47 @@ static void txn_commit_run(void *arg, sf_group_t *g, int16_t err) {
     sf_group_txn_commit(g, &who, tc->cc.items, tc->cc.n, commit_answer, &tc->cc);
 }
 
+/* Back on the metadata thread with the transaction coordinator's answer. */
+static void txn_commit_verified(void *arg) {
+    txn_commit_ctx_t *tc = arg;
+    sf_coord_t *c = sf_broker_coordinator(tc->cc.kr->b);
+    int16_t err = tc->verify_err;
+    if (sf_txn_verify_retriable(err))
+        err = SF_KERR_COORDINATOR_LOAD_IN_PROGRESS; /* retried by every client */
+    else if (err == SF_KERR_PRODUCER_FENCED)
+        err = SF_KERR_INVALID_PRODUCER_EPOCH;
+    if (err == SF_KERR_NONE && !c)
+        err = SF_KERR_COORDINATOR_NOT_AVAILABLE;
+    if (err != SF_KERR_NONE)
+        commit_answer(&tc->cc, err, NULL);
+    else
+        sf_coord_with_group(c, tc->group, txn_commit_run, tc);
+}
+
+/* The answer, on the inter-broker client's thread. */
+static void txn_commit_answered(void *arg, const int16_t *errs) {
+    txn_commit_ctx_t *tc = arg;
+    tc->verify_err = errs ? errs[0] : SF_KERR_COORDINATOR_NOT_AVAILABLE;
+    tc->home.fn = txn_commit_verified;
+    tc->home.arg = tc;
+    tc->home.heap = 0;
+    sf_broker_to_metadata(tc->cc.kr->b, &tc->home);
+}
+
+static void txn_commit_verify(sf_kreq_t *kr, txn_commit_ctx_t *tc,
+                              const sf_proto_TxnOffsetCommitRequest_t *req) {
+    const char *txn_id = sf_kreq_str(kr, req->TransactionalId);
+    int nbuckets = kr->snap ? kr->snap->ngroup_buckets : 0;
+    tc->offsets_part.topic = "__consumer_offsets";
+    tc->offsets_part.partition =
+        nbuckets > 0 ? sf_coord_bucket_of(tc->group, strlen(tc->group), nbuckets) : 0;
+    if (!txn_id || sf_broker_verify_txn(kr->b, kr->snap, txn_id, req->ProducerId,
+                                        req->ProducerEpoch, &tc->offsets_part, 1,
+                                        SF_TXN_VERIFY_TIMEOUT_MS, txn_commit_answered,
+                                        tc) != SF_OK)
+        txn_commit_answered(tc, NULL);
+}
+
 void sf_kapi_TxnOffsetCommit(sf_kreq_t *kr, void *msg) {
     const sf_proto_TxnOffsetCommitRequest_t *req = msg;
     sf_coord_t *c = sf_broker_coordinator(kr->b);
@@ -228,8 +279,11 @@ void sf_kapi_TxnOffsetCommit(sf_kreq_t *kr, void *msg) {
         sf_kreq_close(kr, "no memory for the request");
         return;
     }
+    tc->group = group;
     if (!c)
         commit_answer(&tc->cc, SF_KERR_COORDINATOR_NOT_AVAILABLE, NULL);
+    else if (tc->cc.n && sf_broker_cfg(kr->b)->txn_verification_enable)
+        txn_commit_verify(kr, tc, req);
     else
         sf_coord_with_group(c, group, txn_commit_run, tc);
 }

@@ -3,7 +3,10 @@
  * producer state deduplicates idempotent producers' retries, producers.h), waking
  * the fetches waiting on it; answer when every partition is done. With acks=all, a
  * replicated partition is done once its high watermark passed the batch (every ISR member
- * has it): the request waits in the purgatory for that (leader.h). */
+ * has it): the request waits in the purgatory for that (leader.h).
+ * A transactional batch that would begin its producer's transaction on a partition is first
+ * verified with the transaction coordinator (KIP-890, verify.h): those partitions are
+ * appended in a second round, once the coordinator confirmed them. */
 #include "dispatch.h"
 
 #include "brokercfg.h"
@@ -13,6 +16,7 @@
 #include "logging.h"
 #include "metrics.h"
 #include "validator.h"
+#include "verify.h"
 
 /* The largest records section one batch may decompress to. */
 #define PRODUCE_MAX_DECOMPRESSED (64 * 1024 * 1024)
@@ -27,6 +31,9 @@ typedef struct produce_op {
     produce_job_t *jobs; /* one per partition of the request */
     int njobs;
     atomic_int waiting;  /* partitions whose acks=all wait for the ISR */
+    atomic_int verifying; /* partitions waiting for their transaction's coordinator */
+    produce_job_t **vjobs; /* ... those, while it is asked */
+    sf_txn_tp_t *vparts;
     sf_mail_t home;      /* the move back to the worker to wait there */
 } produce_op_t;
 
@@ -40,6 +47,11 @@ struct produce_job {
     const sf_proto_ProduceRequest_PartitionProduceData_t *pp;
     sf_proto_ProduceResponse_PartitionProduceResponse_t *rp;
     sf_proto_ProduceResponse_BatchIndexAndErrorMessage_t record_error;
+    uint64_t guard;      /* the transaction verification its append presents (0: none) */
+    int verify;          /* 1 while its transaction is being verified */
+    int16_t verify_err;  /* ... and the coordinator's answer */
+    int64_t producer_id; /* the batch's producer, when verified */
+    int16_t producer_epoch;
 };
 
 /* NOT_LEADER_OR_FOLLOWER from v10: where the leader is (KIP-951). */
@@ -65,6 +77,36 @@ static void validate_cfg(const sf_kreq_t *kr, const sf_log_config_t *lc, int64_t
     vc->max_decompressed = PRODUCE_MAX_DECOMPRESSED;
 }
 
+/* KIP-890: 1 when the batch is transactional and may begin its producer's transaction here,
+ * so the coordinator is asked first (pj->verify), or it was refused; 0 to append now. */
+static int verify_first(produce_job_t *pj, sf_log_t *log) {
+    const sf_proto_ProduceRequest_t *preq = pj->op->preq;
+    sf_recbatch_hdr_t hdr;
+    size_t bsize;
+    int rc;
+    if (pj->guard || !sf_broker_cfg(pj->op->kr->b)->txn_verification_enable ||
+        sf_recbatch_header_parse(pj->pp->Records.p, (size_t)pj->pp->Records.len, &hdr,
+                                 &bsize) != SF_OK ||
+        hdr.ProducerId < 0 || (hdr.Attributes & SF_RECBATCH_ATTR_CONTROL) ||
+        !(hdr.Attributes & SF_RECBATCH_ATTR_TRANSACTIONAL))
+        return 0; /* validation refuses what does not parse */
+    rc = sf_log_txn_verify_begin(log, hdr.ProducerId, hdr.ProducerEpoch, pj->op->now, &pj->guard);
+    if (rc == 0)
+        return 0; /* its transaction is ongoing here */
+    if (rc < 0) {
+        pj->rp->ErrorCode = SF_KERR_UNKNOWN_SERVER_ERROR;
+    } else if (!preq->TransactionalId.p) {
+        pj->rp->ErrorCode = SF_KERR_INVALID_TXN_STATE;
+        pj->rp->ErrorMessage = sf_slice_cstr("a transactional batch needs the transactional id");
+    } else {
+        pj->verify = 1;
+        pj->producer_id = hdr.ProducerId;
+        pj->producer_epoch = hdr.ProducerEpoch;
+        atomic_fetch_add(&pj->op->verifying, 1);
+    }
+    return 1;
+}
+
 /* The append of one partition (I/O thread); fills pj->rp. */
 static void append_job(sf_kjob_t *job) {
     produce_job_t *pj = job->arg;
@@ -84,13 +126,15 @@ static void append_job(sf_kjob_t *job) {
         rp->ErrorCode = SF_KERR_NOT_ENOUGH_REPLICAS;
         return;
     }
+    if (verify_first(pj, log))
+        return;
     validate_cfg(kr, &lc, pj->op->now, &vc);
     sf_wbuf_init(&rebuilt);
     /* The request buffer is the connection's own mutable frame: batches are fixed in place. */
     rc = sf_validate_produce((uint8_t *)pj->pp->Records.p, (size_t)pj->pp->Records.len, &vc,
                              &rebuilt, &vr);
     if (rc == SF_OK)
-        rc = sf_log_append_validated(log, vr.batches, vr.len, pj->op->now, &info);
+        rc = sf_log_append_validated(log, vr.batches, vr.len, pj->op->now, pj->guard, &info);
     sf_wbuf_free(&rebuilt);
     if (rc == SF_ERR_DUPLICATE) {
         /* A producer's retry of a batch appended already: its offsets, nothing written. */
@@ -101,6 +145,9 @@ static void append_job(sf_kjob_t *job) {
         vr.message = "the batch's sequence number does not follow the producer's last one";
     } else if (rc == SF_ERR_PRODUCER_EPOCH) {
         vr.message = "the producer's epoch is older than the partition's: it was fenced";
+    } else if (rc == SF_ERR_TXN_STATE) {
+        vr.message = pj->guard ? "the producer's transaction ended while it was verified"
+                               : "a plain batch from a producer inside a transaction";
     }
     if (rc != SF_OK) {
         rp->ErrorCode = sf_err_to_kerr(rc, SF_ERR_OP_APPEND);
@@ -238,10 +285,95 @@ static void acks_park(void *arg) {
         acks_attempt(op, 1);
 }
 
+/* A refusal of the coordinator as the producer hears it (Kafka's ReplicaManager): the errors
+ * a retry may cure become NOT_ENOUGH_REPLICAS, which every client retries without a metadata
+ * refresh; fenced is INVALID_PRODUCER_EPOCH, the produce error for it. */
+static int16_t verify_error(int16_t err) {
+    if (sf_txn_verify_retriable(err))
+        return SF_KERR_NOT_ENOUGH_REPLICAS;
+    return err == SF_KERR_PRODUCER_FENCED ? SF_KERR_INVALID_PRODUCER_EPOCH : err;
+}
+
+static void produce_done(sf_kreq_t *kr, void *arg);
+
+/* On the worker: the verified partitions are appended (a second round of jobs), the others
+ * answered with the coordinator's refusal. */
+static void verify_resume(void *arg) {
+    produce_op_t *op = arg;
+    sf_kreq_t *kr = op->kr;
+    int i;
+    sf_kreq_refresh(kr); /* leadership may have moved meanwhile */
+    atomic_store(&op->verifying, 0);
+    sf_kreq_jobs_begin(kr, produce_done, op);
+    for (i = 0; i < op->njobs; i++) {
+        produce_job_t *pj = &op->jobs[i];
+        sf_partition_t *part;
+        sf_kerr_t kerr;
+        if (!pj->verify)
+            continue;
+        pj->verify = 0;
+        if ((pj->rp->ErrorCode = verify_error(pj->verify_err)) != SF_KERR_NONE) {
+            if (pj->verify_err == SF_KERR_INVALID_TXN_STATE)
+                pj->rp->ErrorMessage = sf_slice_cstr("the partition is not in the transaction");
+            continue;
+        }
+        if (!(part = sf_kreq_leader(kr, pj->topic, pj->pp->Index, &kerr))) {
+            pj->rp->ErrorCode = kerr;
+            continue;
+        }
+        sf_kreq_append_submit(kr, &pj->job, part, append_job, pj);
+    }
+    sf_kreq_jobs_end(kr);
+}
+
+/* The coordinator's answer (another thread). */
+static void verify_answered(void *arg, const int16_t *errs) {
+    produce_op_t *op = arg;
+    int i, n = atomic_load(&op->verifying);
+    for (i = 0; i < n; i++)
+        op->vjobs[i]->verify_err = errs ? errs[i] : SF_KERR_COORDINATOR_NOT_AVAILABLE;
+    sf_kreq_home(op->kr, &op->home, verify_resume, op);
+}
+
+/* On the worker: ask the coordinator about the partitions that wait. One producer per
+ * request, as Kafka wants: the batches of another one get INVALID_PRODUCER_ID_MAPPING. */
+static void verify_send(void *arg) {
+    produce_op_t *op = arg;
+    sf_kreq_t *kr = op->kr;
+    const char *txn_id = sf_kreq_str(kr, op->preq->TransactionalId);
+    produce_job_t *first = NULL;
+    int i, n = 0;
+    op->vjobs = sf_kreq_alloc(kr, (size_t)op->njobs, sizeof(*op->vjobs));
+    op->vparts = sf_kreq_alloc(kr, (size_t)op->njobs, sizeof(*op->vparts));
+    for (i = 0; i < op->njobs; i++) {
+        produce_job_t *pj = &op->jobs[i];
+        if (!pj->verify)
+            continue;
+        if (!first)
+            first = pj;
+        pj->verify_err = SF_KERR_COORDINATOR_NOT_AVAILABLE; /* unless it is answered */
+        if (pj->producer_id != first->producer_id || pj->producer_epoch != first->producer_epoch)
+            pj->verify_err = SF_KERR_INVALID_PRODUCER_ID_MAPPING;
+        else if (op->vjobs && op->vparts) {
+            op->vjobs[n] = pj;
+            op->vparts[n].topic = pj->topic;
+            op->vparts[n++].partition = pj->pp->Index;
+        }
+    }
+    atomic_store(&op->verifying, n);
+    if (!txn_id || !n ||
+        sf_broker_verify_txn(kr->b, kr->snap, txn_id, first->producer_id, first->producer_epoch,
+                             op->vparts, n, SF_TXN_VERIFY_TIMEOUT_MS, verify_answered,
+                             op) != SF_OK)
+        verify_answered(op, NULL);
+}
+
 /* Every partition is done (on the thread that finished last). */
 static void produce_done(sf_kreq_t *kr, void *arg) {
     produce_op_t *op = arg;
-    if (atomic_load(&op->waiting) > 0)
+    if (atomic_load(&op->verifying) > 0)
+        sf_kreq_home(kr, &op->home, verify_send, op);
+    else if (atomic_load(&op->waiting) > 0)
         sf_kreq_home(kr, &op->home, acks_park, op);
     else
         produce_answer(kr, op);
@@ -259,6 +391,7 @@ void sf_kapi_Produce(sf_kreq_t *kr, void *msg) {
     op->preq = preq;
     op->now = sf_clock_wall_ms();
     atomic_init(&op->waiting, 0);
+    atomic_init(&op->verifying, 0);
     sf_proto_ProduceResponse_init(&op->resp);
     op->resp.Responses = sf_kreq_alloc(kr, (size_t)preq->TopicDataCount, sizeof(*op->resp.Responses));
     if (!op->resp.Responses)

@@ -55,12 +55,21 @@ static void add_done(void *arg, int16_t error, const int16_t *errs) {
     add_finish(at->op);
 }
 
+/* 1 when partition @idx of @topic (named @name) exists. A verification may name a group's
+ * offsets partition (TxnOffsetCommit's, api_offsets.c): a bucket of the group coordinators. */
+static int add_known(const sf_kreq_t *kr, const char *name, const sf_cluster_topic_t *topic,
+                     int32_t idx, int verify_only) {
+    if (verify_only && !strcmp(name, "__consumer_offsets"))
+        return kr->snap && idx >= 0 && idx < kr->snap->ngroup_buckets;
+    return topic && idx >= 0 && idx < topic->npartitions;
+}
+
 /* The answer slots and partition list of one transaction's topics; 0 when a topic or
  * partition is unknown (then already answered: those UNKNOWN_TOPIC_OR_PARTITION, the others
  * OPERATION_NOT_ATTEMPTED, as Kafka). -1 on no memory. */
 static int add_prepare(sf_kreq_t *kr, add_txn_t *at,
                        const sf_proto_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_t *tv,
-                       int nt) {
+                       int nt, int verify_only) {
     int t, p, k = 0, n = 0, unknown = 0;
     for (t = 0; t < nt; t++)
         n += tv[t].PartitionsCount;
@@ -81,7 +90,7 @@ static int add_prepare(sf_kreq_t *kr, add_txn_t *at,
         r->ResultsByPartitionCount = tv[t].PartitionsCount;
         for (p = 0; p < tv[t].PartitionsCount; p++, k++) {
             int32_t idx = tv[t].Partitions[p];
-            int known = topic && idx >= 0 && idx < topic->npartitions;
+            int known = add_known(kr, name, topic, idx, verify_only);
             r->ResultsByPartition[p].PartitionIndex = idx;
             r->ResultsByPartition[p].PartitionErrorCode =
                 known ? SF_KERR_OPERATION_NOT_ATTEMPTED : SF_KERR_UNKNOWN_TOPIC_OR_PARTITION;
@@ -99,7 +108,7 @@ static int add_one(sf_kreq_t *kr, add_op_t *op, add_txn_t *at, sf_slice_t id, in
     const char *sid = sf_kreq_str(kr, id);
     int rc;
     at->op = op;
-    if (!sid || (rc = add_prepare(kr, at, tv, nt)) < 0)
+    if (!sid || (rc = add_prepare(kr, at, tv, nt, verify_only)) < 0)
         return -1;
     op->pending++;
     if (!rc)

@@ -539,7 +539,7 @@ static void note_epochs_locked(sf_log_t *log, const uint8_t *batches,
 }
 
 static int log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_ms, int mode,
-                      sf_log_append_info_t *info) {
+                      uint64_t guard, sf_log_append_info_t *info) {
     sf_segment_batch_t stackv[BATCHES_ON_STACK], *bv = stackv;
     size_t nb = 0;
     int64_t records = 0, next, first;
@@ -575,7 +575,8 @@ static int log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_m
         }
     } else {
         rc = mode == APPEND_MARKER ? sf_log_producers_check_marker_locked(log, batches, len)
-                                   : sf_log_producers_check_locked(log, batches, bv, nb, info);
+                                   : sf_log_producers_check_locked(log, batches, bv, nb, guard,
+                                                                   info);
         if (rc != SF_OK) {
             pthread_mutex_unlock(&log->mu);
             goto out;
@@ -628,18 +629,18 @@ out:
 
 int sf_log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_ms,
                   sf_log_append_info_t *info) {
-    return log_append(log, batches, len, now_ms, APPEND_LEADER, info);
+    return log_append(log, batches, len, now_ms, APPEND_LEADER, 0, info);
 }
 
 int sf_log_append_validated(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_ms,
-                            sf_log_append_info_t *info) {
-    return log_append(log, batches, len, now_ms, APPEND_VALIDATED, info);
+                            uint64_t guard, sf_log_append_info_t *info) {
+    return log_append(log, batches, len, now_ms, APPEND_VALIDATED, guard, info);
 }
 
 int sf_log_append_replica(sf_log_t *log, const uint8_t *batches, size_t len, int64_t now_ms,
                           sf_log_append_info_t *info) {
     /* Nothing is written to the buffer in this mode (the leader's offsets and epochs stay). */
-    return log_append(log, (uint8_t *)(uintptr_t)batches, len, now_ms, APPEND_REPLICA, info);
+    return log_append(log, (uint8_t *)(uintptr_t)batches, len, now_ms, APPEND_REPLICA, 0, info);
 }
 
 /* The version of a marker's key and value (Kafka's ControlRecordType, EndTransactionMarker). */
@@ -676,7 +677,7 @@ int sf_log_append_marker(sf_log_t *log, int64_t producer_id, int16_t producer_ep
     sf_wbuf_init(&wb); /* a marker is rare next to records: the heap is fine */
     rc = sf_recbatch_build_hdr(&wb, &tmpl, &rec, 1);
     if (rc == SF_OK)
-        rc = log_append(log, wb.p, wb.len, now_ms, APPEND_MARKER, &info);
+        rc = log_append(log, wb.p, wb.len, now_ms, APPEND_MARKER, 0, &info);
     sf_wbuf_free(&wb);
     if (rc == SF_OK && offset)
         *offset = info.FirstOffset;

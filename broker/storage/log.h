@@ -91,9 +91,18 @@ int sf_log_append(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_ms,
  * only their framing and sizes are checked again here. Both check the batches that carry a
  * producer id against the partition's producer state (producers.h) first: a retried batch
  * appends nothing and returns SF_ERR_DUPLICATE with the offsets it was given the first time
- * in @info; SF_ERR_SEQUENCE and SF_ERR_PRODUCER_EPOCH refuse the append. */
+ * in @info; SF_ERR_SEQUENCE, SF_ERR_PRODUCER_EPOCH and SF_ERR_TXN_STATE refuse the append.
+ * @guard: 0, or the one sf_log_txn_verify_begin gave for the producer's batch (a batch that
+ * would start a transaction is refused unless that verification still stands). */
 int sf_log_append_validated(sf_log_t *log, uint8_t *batches, size_t len, int64_t now_ms,
-                            sf_log_append_info_t *info);
+                            uint64_t guard, sf_log_append_info_t *info);
+
+/* Before the leader appends a transactional batch of @producer_id at @epoch: 0 when the
+ * producer has a transaction ongoing here, else 1 with the guard the append must present
+ * after the coordinator confirmed the partition is in the transaction (KIP-890; a marker
+ * written meanwhile voids it). SF_ERR_NOMEM. */
+int sf_log_txn_verify_begin(sf_log_t *log, int64_t producer_id, int16_t epoch, int64_t now_ms,
+                            uint64_t *guard);
 
 /* Write a transaction marker (a control batch) for @producer_id at @producer_epoch: commit
  * (@commit 1) or abort (0), stamped with @coordinator_epoch, as the partition's leader.

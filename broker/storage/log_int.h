@@ -39,6 +39,7 @@ struct sf_log {
     int epochs_unsaved;  /* its checkpoint is not durable yet (or failed): sf_log_flush syncs */
     sf_producers_t producers; /* the producer state (logproducers.c) */
     int producers_loaded;     /* ... is complete: a close writes its snapshot */
+    uint64_t verify_guards;   /* the last transaction verification guard handed out */
     sf_txnindex_t aborted;    /* the aborted transactions, all segments' (logtxn.c) */
 };
 
@@ -102,11 +103,12 @@ void sf_log_epochs_sync_locked(sf_log_t *log);
 
 /* ---- the producer state (logproducers.c) ---- */
 
-/* Check the producer batches of a leader's append (described by @bv, @nb) before offsets
- * are given: SF_OK, SF_ERR_DUPLICATE (the first append's offsets in *@info), SF_ERR_SEQUENCE,
- * SF_ERR_PRODUCER_EPOCH or SF_ERR_NOMEM. */
+/* Check the producer batches of a leader's append (described by @bv, @nb; @guard as
+ * sf_producers_check) before offsets are given: SF_OK, SF_ERR_DUPLICATE (the first append's
+ * offsets in *@info), SF_ERR_SEQUENCE, SF_ERR_PRODUCER_EPOCH, SF_ERR_TXN_STATE or
+ * SF_ERR_NOMEM. */
 int sf_log_producers_check_locked(sf_log_t *log, const uint8_t *batches,
-                                  const sf_segment_batch_t *bv, size_t nb,
+                                  const sf_segment_batch_t *bv, size_t nb, uint64_t guard,
                                   sf_log_append_info_t *info);
 /* Record the producer batches of an append that was written (offsets given). */
 void sf_log_producers_record_locked(sf_log_t *log, const uint8_t *batches,

@@ -58,7 +58,7 @@ int sf_log_producers_check_marker_locked(sf_log_t *log, const uint8_t *batch, si
 }
 
 int sf_log_producers_check_locked(sf_log_t *log, const uint8_t *batches,
-                                  const sf_segment_batch_t *bv, size_t nb,
+                                  const sf_segment_batch_t *bv, size_t nb, uint64_t guard,
                                   sf_log_append_info_t *info) {
     sf_producer_append_t stackv[4], *seen = stackv;
     size_t pos = 0, i, j, nseen = 0;
@@ -72,7 +72,7 @@ int sf_log_producers_check_locked(sf_log_t *log, const uint8_t *batches,
         for (j = nseen; j-- > 0 && !prev;)
             if (seen[j].producer_id == b.producer_id)
                 prev = &seen[j];
-        rc = sf_producers_check(&log->producers, &b, prev, &dup);
+        rc = sf_producers_check(&log->producers, &b, prev, guard, &dup);
         if (rc == SF_ERR_DUPLICATE && info) {
             /* Answered as the first append was (Kafka returns the original offsets). */
             info->FirstOffset = dup.first_offset;
@@ -106,6 +106,16 @@ void sf_log_producers_record_locked(sf_log_t *log, const uint8_t *batches,
             sf_log(SF_LOG_WARNING, "STORAGE", "%s: no memory to record producer %" PRId64
                    "; its retries will not be recognised", log->path, b.producer_id);
     }
+}
+
+int sf_log_txn_verify_begin(sf_log_t *log, int64_t producer_id, int16_t epoch, int64_t now_ms,
+                            uint64_t *guard) {
+    int rc;
+    pthread_mutex_lock(&log->mu);
+    rc = sf_producers_verify_begin(&log->producers, producer_id, epoch, ++log->verify_guards,
+                                   now_ms, guard);
+    pthread_mutex_unlock(&log->mu);
+    return rc;
 }
 
 /* ---- snapshots: <offset>.snapshot, the table as it was with the batches below offset ---- */

@@ -179,35 +179,50 @@ static void slot_remove(sf_producers_t *ps, size_t i) {
     }
 }
 
-int sf_producers_check(const sf_producers_t *ps, const sf_producer_append_t *b,
-                       const sf_producer_append_t *prev, sf_producer_batch_t *dup) {
-    const sf_producer_t *p = prev ? NULL : sf_producers_find(ps, b->producer_id);
+/* The sequence checks of sf_producers_check: @b after the producer's last batch. */
+static int check_sequence(const sf_producer_t *p, const sf_producer_append_t *b,
+                          const sf_producer_append_t *prev) {
     int16_t epoch;
     int32_t last_seq;
-    int i;
-    if (b->first_seq < 0)
-        return SF_ERR_SEQUENCE;
     if (prev) {
         epoch = prev->epoch;
         last_seq = prev->last_seq;
     } else if (p) {
-        for (i = 0; i < p->nbatches && b->epoch == p->epoch; i++)
-            if (p->batches[i].first_seq == b->first_seq && p->batches[i].last_seq == b->last_seq) {
-                *dup = p->batches[i];
-                return SF_ERR_DUPLICATE;
-            }
         epoch = p->epoch;
         last_seq = p->nbatches ? p->batches[p->nbatches - 1].last_seq : -1;
     } else {
         return SF_OK; /* unknown: any sequence starts it */
     }
-    if (b->epoch < epoch)
-        return SF_ERR_PRODUCER_EPOCH;
     if (b->epoch > epoch)
         return b->first_seq == 0 ? SF_OK : SF_ERR_SEQUENCE;
     if (last_seq < 0)
         return SF_OK; /* the epoch is known but none of its batches (a marker) */
     return b->first_seq == seq_next(last_seq) ? SF_OK : SF_ERR_SEQUENCE;
+}
+
+int sf_producers_check(const sf_producers_t *ps, const sf_producer_append_t *b,
+                       const sf_producer_append_t *prev, uint64_t guard,
+                       sf_producer_batch_t *dup) {
+    const sf_producer_t *p = sf_producers_find(ps, b->producer_id);
+    int ongoing = p && p->txn_first_offset >= 0;
+    int i, rc;
+    if (b->first_seq < 0)
+        return SF_ERR_SEQUENCE;
+    for (i = 0; !prev && p && i < p->nbatches && b->epoch == p->epoch; i++)
+        if (p->batches[i].first_seq == b->first_seq && p->batches[i].last_seq == b->last_seq) {
+            *dup = p->batches[i];
+            return SF_ERR_DUPLICATE;
+        }
+    if (b->epoch < (prev ? prev->epoch : p ? p->epoch : INT16_MIN))
+        return SF_ERR_PRODUCER_EPOCH;
+    /* As Kafka: a transactional batch that would begin a transaction the coordinator did not
+     * confirm (or that a marker ended since it confirmed it) stays out of the log, where it
+     * would hold the last stable offset back until someone aborts it. */
+    if (guard && b->transactional && !ongoing && !prev && (!p || p->verify_guard != guard))
+        return SF_ERR_TXN_STATE;
+    if ((rc = check_sequence(p, b, prev)) != SF_OK)
+        return rc;
+    return !b->transactional && ongoing ? SF_ERR_TXN_STATE : SF_OK;
 }
 
 int sf_producers_check_marker(const sf_producers_t *ps, int64_t id, int16_t epoch,
@@ -239,6 +254,22 @@ static sf_producer_t *entry_get(sf_producers_t *ps, int64_t id, int16_t epoch) {
     return p;
 }
 
+int sf_producers_verify_begin(sf_producers_t *ps, int64_t id, int16_t epoch, uint64_t fresh,
+                              int64_t now_ms, uint64_t *guard) {
+    sf_producer_t *p = (sf_producer_t *)sf_producers_find(ps, id);
+    if (p && p->txn_first_offset >= 0)
+        return 0;
+    if (!p) {
+        if (!(p = entry_get(ps, id, epoch)))
+            return SF_ERR_NOMEM;
+        p->last_timestamp = now_ms; /* expires as an idle producer if nothing follows */
+    }
+    if (!p->verify_guard)
+        p->verify_guard = fresh;
+    *guard = p->verify_guard;
+    return 1;
+}
+
 int sf_producers_record_marker(sf_producers_t *ps, const sf_producer_append_t *b,
                                int64_t *txn_first) {
     sf_producer_t *p = entry_get(ps, b->producer_id, b->epoch);
@@ -251,6 +282,7 @@ int sf_producers_record_marker(sf_producers_t *ps, const sf_producer_append_t *b
     if (txn_first)
         *txn_first = p->txn_first_offset;
     txn_end(ps, p);
+    p->verify_guard = 0; /* a verification begun before the marker confirmed nothing */
     if (b->epoch > p->epoch) {
         p->epoch = b->epoch;
         p->nbatches = 0;
@@ -274,8 +306,11 @@ int sf_producers_record(sf_producers_t *ps, const sf_producer_append_t *b) {
         p->nbatches = 0;
     }
     p->last_timestamp = b->max_timestamp;
-    if (b->transactional && p->txn_first_offset < 0 && txn_start(ps, p, b->first_offset) != SF_OK)
-        return SF_ERR_NOMEM;
+    if (b->transactional && p->txn_first_offset < 0) {
+        if (txn_start(ps, p, b->first_offset) != SF_OK)
+            return SF_ERR_NOMEM;
+        p->verify_guard = 0;
+    }
     if (b->first_seq < 0)
         return SF_OK;
     if (p->nbatches == SF_PRODUCER_BATCHES) {

@@ -39,6 +39,7 @@ typedef struct sf_producer {
     int64_t last_timestamp; /* MaxTimestamp of the newest batch: what expiry measures */
     int64_t txn_first_offset;  /* first offset of the ongoing transaction, -1: none */
     int32_t coordinator_epoch; /* the coordinator epoch of its last marker, -1: unknown */
+    uint64_t verify_guard;     /* a transaction verification under way (KIP-890), 0: none */
 } sf_producer_t;
 
 /* An ongoing transaction. */
@@ -90,9 +91,24 @@ const sf_producer_t *sf_producers_find(const sf_producers_t *ps, int64_t id);
  * the same epoch continue the last sequence (else SF_ERR_SEQUENCE). An unknown producer may
  * start anywhere (its state may have expired or been deleted with the log). @prev (NULL if
  * none) is an earlier batch of the same producer in the same append: @b is checked against
- * it instead of the table. @return SF_OK or the errors above. */
+ * it instead of the table.
+ * Transactions: a batch that is not transactional from a producer with an ongoing
+ * transaction is refused (SF_ERR_TXN_STATE). With @guard (not 0: the append was verified
+ * with the transaction coordinator, KIP-890), a transactional batch that would start a
+ * transaction is refused unless the producer still holds that guard (no marker came since
+ * the verification began; sf_producers_verify_begin). @return SF_OK or the errors above. */
 int sf_producers_check(const sf_producers_t *ps, const sf_producer_append_t *b,
-                       const sf_producer_append_t *prev, sf_producer_batch_t *dup);
+                       const sf_producer_append_t *prev, uint64_t guard,
+                       sf_producer_batch_t *dup);
+
+/* Before a transactional batch of producer @id at @epoch that may start a transaction is
+ * verified with its coordinator: 0 when the producer has a transaction ongoing here (nothing
+ * to verify), else 1 with the guard its append must present in *@guard: the one a
+ * verification under way holds, or @fresh (not 0), which the producer (created when
+ * unknown, at @now_ms) now holds. A marker or the start of a transaction drops the guard.
+ * @return 0, 1 or SF_ERR_NOMEM. */
+int sf_producers_verify_begin(sf_producers_t *ps, int64_t id, int16_t epoch, uint64_t fresh,
+                              int64_t now_ms, uint64_t *guard);
 
 /* Check a marker for producer @id at @epoch from @coordinator_epoch before the leader writes
  * it, as Kafka's appendEndTxnMarker: SF_ERR_PRODUCER_EPOCH when @epoch is below the

@@ -254,7 +254,9 @@ static void delivery_round(delivery_t *d) {
             ;
         if (k < i || !(r = req_build(d, leaders[i], leaders)))
             continue; /* sent with an earlier partition, or no memory: the next round */
-        if (sf_client_request(d->s->cl, r->leader, SF_PROTO_API_WriteTxnMarkers, MARKERS_VERSION,
+        /* Beside the connection the follower fetches wait on (verify.c says why). */
+        if (sf_client_request(d->s->cl, SF_CLIENT_COORD_CONN(r->leader),
+                              SF_PROTO_API_WriteTxnMarkers, MARKERS_VERSION,
                               req_encode, req_done, r, MARKERS_TIMEOUT_MS, 0) == SF_OK) {
             d->inflight++;
         } else {

@@ -212,7 +212,10 @@ static void add_loaded(void *arg, sf_txn_t *t, int16_t err) {
         return;
     }
     for (i = 0; i < op->n; i++) {
-        int in = txn_meta_find(&t->m, op->parts[i].topic, op->parts[i].partition) >= 0;
+        /* A finished transaction keeps its partitions until the next begins: only an ongoing
+         * one holds them for a verification. */
+        int in = txn_meta_find(&t->m, op->parts[i].topic, op->parts[i].partition) >= 0 &&
+                 (t->m.state == TS_ONGOING || !op->verify_only);
         op->errs[i] = in || !op->verify_only ? SF_KERR_NONE : SF_KERR_INVALID_TXN_STATE;
         missing |= !in;
     }

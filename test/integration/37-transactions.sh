@@ -6,7 +6,8 @@
 # transactional.id, a transaction that commits through its coordinator's failover (kill -9),
 # and a transaction left open aborted by its coordinator at its timeout; streamflow
 # transactions list|describe show them; libstreamflow's transactional producer (streamflow
-# produce --transactional-id), killed with a transaction open.
+# produce --transactional-id), killed with a transaction open; a transaction's first batch on
+# a partition refused until the coordinator confirms the partition is in it (KIP-890).
 # The state of each transactional id is in ZooKeeper at /transactions/<id>.
 . "$(dirname "$0")/lib.sh"
 need_py confluent_kafka
@@ -38,6 +39,11 @@ log "streamflow consume: read_committed 200 records, read_uncommitted 300"
 
 create_topic tfence 3 3
 txn fence tfence || fail "fencing"
+
+# Transaction verification: a leader appends a transaction's first batch only once the
+# coordinator confirms the partition is in the transaction (raw requests).
+create_topic tverify 1 3
+"$PY" txn_verify.py "$ZKHP" "$ALL" tverify || fail "transaction verification"
 
 # streamflow transactions list|describe: every id with its state, from any broker.
 "${SF[@]}" transactions list --output json >"$SF_TMP/tl.json" ||

@@ -99,6 +99,35 @@ struct sf_txn_coord *sf_broker_txn_coordinator(sf_broker_t *b) {
     return NULL;
 }
 
+/* The transaction coordinator's answer to a leader's verification: @fake_verify_err for every
+ * partition, after an abort marker for the producer in @fake_verify_abort (when set: the
+ * transaction ends while its partition is verified). */
+static int16_t fake_verify_err;
+static int fake_verify_calls;
+static sf_log_t *fake_verify_abort;
+
+int sf_broker_verify_txn(sf_broker_t *b, const sf_cluster_snapshot_t *snap, const char *txn_id,
+                         int64_t producer_id, int16_t epoch, const struct sf_txn_tp *parts,
+                         int n, int timeout_ms, void (*cb)(void *arg, const int16_t *errs),
+                         void *arg) {
+    int16_t errs[8];
+    int i;
+    (void)b;
+    (void)snap;
+    (void)txn_id;
+    (void)parts;
+    (void)timeout_ms;
+    ck_assert_int_le(n, 8);
+    fake_verify_calls++;
+    if (fake_verify_abort)
+        ck_assert_int_eq(sf_log_append_marker(fake_verify_abort, producer_id, epoch, 0, 0, 0,
+                                              NULL), SF_OK);
+    for (i = 0; i < n; i++)
+        errs[i] = fake_verify_err;
+    cb(arg, errs);
+    return SF_OK;
+}
+
 static sf_partition_t *partition_of(void *arg, const char *topic, int32_t partition) {
     sf_broker_t *b = arg;
     int i;
@@ -714,6 +743,9 @@ static void got_messages(sf_slice_t records, int magic, got_t *g) {
 /* ---- requests ---- */
 
 /* Produce @len bytes of records to one partition. */
+/* The TransactionalId of the Produce requests below. */
+static const char *produce_txn_id;
+
 static reply_t *produce(int16_t v, const char *topic, int32_t partition, const void *records,
                         size_t len, int16_t acks) {
     sf_proto_ProduceRequest_t req;
@@ -722,7 +754,7 @@ static reply_t *produce(int16_t v, const char *topic, int32_t partition, const v
     sf_proto_ProduceRequest_init(&req);
     sf_proto_ProduceRequest_TopicProduceData_init(&td);
     sf_proto_ProduceRequest_PartitionProduceData_init(&pd);
-    req.TransactionalId = sf_slice_cstr(NULL);
+    req.TransactionalId = sf_slice_cstr(produce_txn_id);
     req.Acks = acks;
     req.TimeoutMs = 1000;
     req.TopicDataCount = 1;
@@ -1706,6 +1738,58 @@ START_TEST(test_read_committed) {
 }
 END_TEST
 
+/* A batch of producer 11 at epoch 0 from sequence @seq, transactional or not. */
+static void put_producer(sf_wbuf_t *wb, int transactional, int32_t seq) {
+    sf_recbatch_record_t rec;
+    sf_recbatch_hdr_t h;
+    sf_wbuf_reset(wb);
+    memset(&h, 0, sizeof(h));
+    memset(&rec, 0, sizeof(rec));
+    h.Attributes = transactional ? SF_RECBATCH_ATTR_TRANSACTIONAL : 0;
+    h.ProducerId = 11;
+    h.BaseSequence = seq;
+    rec.key = rec.value = sf_slice_cstr("v");
+    ck_assert_int_eq(sf_recbatch_build_hdr(wb, &h, &rec, 1), SF_OK);
+}
+
+/* KIP-890: a transaction's first batch on a partition is appended only once the coordinator
+ * confirmed the partition is in it, and only if no marker ended it meanwhile. */
+START_TEST(test_produce_txn_verification) {
+    sf_log_t *log = log_of("plain", 0);
+    sf_wbuf_t wb;
+    sf_wbuf_init(&wb);
+    put_producer(&wb, 1, 0);
+    refused(9, "plain", 0, wb.p, wb.len, 1, SF_KERR_INVALID_TXN_STATE, "no transactional id");
+    ck_assert_int_eq(fake_verify_calls, 0);
+    produce_txn_id = "txn";
+    fake_verify_err = SF_KERR_INVALID_TXN_STATE;
+    refused(9, "plain", 0, wb.p, wb.len, 1, SF_KERR_INVALID_TXN_STATE, "not in the transaction");
+    fake_verify_err = SF_KERR_CONCURRENT_TRANSACTIONS;
+    refused(9, "plain", 0, wb.p, wb.len, -1, SF_KERR_NOT_ENOUGH_REPLICAS, "busy coordinator");
+    fake_verify_err = SF_KERR_PRODUCER_FENCED;
+    refused(9, "plain", 0, wb.p, wb.len, 1, SF_KERR_INVALID_PRODUCER_EPOCH, "fenced");
+    /* Confirmed, but aborted before the append: still refused. */
+    fake_verify_err = SF_KERR_NONE;
+    fake_verify_abort = log;
+    ck_assert_int_eq(produced(produce(9, "plain", 0, wb.p, wb.len, 1))->ErrorCode,
+                     SF_KERR_INVALID_TXN_STATE);
+    fake_verify_abort = NULL;
+    ck_assert_int_eq(fake_verify_calls, 4);
+    ck_assert_int_eq(sf_log_last_stable_offset(log), sf_log_end_offset(log));
+    /* Confirmed: appended; the next batch of the transaction needs no verification. */
+    ck_assert_int_eq(produce_ok(9, "plain", 0, &wb), sf_log_end_offset(log) - 1);
+    put_producer(&wb, 1, 1);
+    produce_ok(9, "plain", 0, &wb);
+    ck_assert_int_eq(fake_verify_calls, 5);
+    ck_assert_int_lt(sf_log_last_stable_offset(log), sf_log_end_offset(log));
+    /* A plain batch inside the transaction is refused. */
+    put_producer(&wb, 0, 2);
+    refused(9, "plain", 0, wb.p, wb.len, 1, SF_KERR_INVALID_TXN_STATE, "plain in a transaction");
+    produce_txn_id = NULL;
+    sf_wbuf_free(&wb);
+}
+END_TEST
+
 START_TEST(test_list_offsets_compressed) {
     sf_proto_ListOffsetsResponse_ListOffsetsPartitionResponse_t *lp;
     int64_t ts[4] = {1000, 2000, 3000, 4000}, late[3] = {1500, 9000, 1200};
@@ -2412,6 +2496,7 @@ static Suite *kafka_suite(void) {
     tcase_add_test(core, test_fetch_long_poll);
     tcase_add_test(core, test_list_offsets);
     tcase_add_test(core, test_read_committed);
+    tcase_add_test(core, test_produce_txn_verification);
     tcase_add_test(core, test_list_offsets_compressed);
     tcase_add_test(core, test_metadata);
     tcase_add_test(core, test_metadata_by_topic_id);

@@ -35,7 +35,7 @@ static sf_producer_append_t ap(int64_t pid, int16_t epoch, int32_t seq, int32_t 
 
 static int check_b(const sf_producers_t *ps, sf_producer_append_t b) {
     sf_producer_batch_t dup;
-    return sf_producers_check(ps, &b, NULL, &dup);
+    return sf_producers_check(ps, &b, NULL, 0, &dup);
 }
 
 static void record(sf_producers_t *ps, sf_producer_append_t b) {
@@ -51,7 +51,7 @@ START_TEST(test_sequence_rules) {
     ck_assert_int_eq(check_b(&ps, ap(7, 0, 42, 3, 0)), SF_OK);
     record(&ps, ap(7, 0, 0, 3, 0));
     b = ap(7, 0, 0, 3, 99);
-    ck_assert_int_eq(sf_producers_check(&ps, &b, NULL, &dup), SF_ERR_DUPLICATE);
+    ck_assert_int_eq(sf_producers_check(&ps, &b, NULL, 0, &dup), SF_ERR_DUPLICATE);
     ck_assert_int_eq(dup.first_offset, 0);
     ck_assert_int_eq(dup.last_offset, 2);
     /* Only the exact range is a duplicate; the next sequence continues. */
@@ -107,16 +107,16 @@ START_TEST(test_five_batches_and_prev) {
     ck_assert_int_eq(check_b(&ps, ap(3, 2, 0, 2, 0)), SF_ERR_SEQUENCE);
     for (i = 1; i < 6; i++) {
         b = ap(3, 2, i * 2, 2, 0);
-        ck_assert_int_eq(sf_producers_check(&ps, &b, NULL, &dup), SF_ERR_DUPLICATE);
+        ck_assert_int_eq(sf_producers_check(&ps, &b, NULL, 0, &dup), SF_ERR_DUPLICATE);
         ck_assert_int_eq(dup.first_offset, i * 2);
     }
     /* Within one append, a batch follows the earlier one of its producer. */
     prev = ap(3, 2, 12, 2, 0);
     ck_assert_int_eq(check_b(&ps, prev), SF_OK);
     b = ap(3, 2, 14, 1, 0);
-    ck_assert_int_eq(sf_producers_check(&ps, &b, &prev, &dup), SF_OK);
+    ck_assert_int_eq(sf_producers_check(&ps, &b, &prev, 0, &dup), SF_OK);
     b = ap(3, 2, 12, 2, 0);
-    ck_assert_int_eq(sf_producers_check(&ps, &b, &prev, &dup), SF_ERR_SEQUENCE);
+    ck_assert_int_eq(sf_producers_check(&ps, &b, &prev, 0, &dup), SF_ERR_SEQUENCE);
     ck_assert_int_eq(sf_producers_reach(&ps, 11), 1);
     ck_assert_int_eq(sf_producers_reach(&ps, 12), 0);
     sf_producers_free(&ps);
@@ -235,6 +235,48 @@ START_TEST(test_transactions) {
     sf_wbuf_free(&wb);
     sf_producers_free(&ps);
     sf_producers_free(&back);
+}
+END_TEST
+
+/* KIP-890: a transactional batch that would start a transaction needs the guard of a
+ * verification no marker voided; a plain batch inside a transaction is refused. */
+START_TEST(test_transaction_verification) {
+    sf_producers_t ps;
+    sf_producer_batch_t dup;
+    sf_producer_append_t b;
+    uint64_t guard = 0, again = 0;
+    sf_producers_init(&ps);
+    b = txn(4, 0, 0, 1, 0);
+    /* Not verified: refused when the append asks for a guard, accepted without one. */
+    ck_assert_int_eq(sf_producers_check(&ps, &b, NULL, 9, &dup), SF_ERR_TXN_STATE);
+    ck_assert_int_eq(sf_producers_check(&ps, &b, NULL, 0, &dup), SF_OK);
+    /* A verification creates the producer and hands out its guard; a second one shares it. */
+    ck_assert_int_eq(sf_producers_verify_begin(&ps, 4, 0, 9, 500, &guard), 1);
+    ck_assert_int_eq(sf_producers_verify_begin(&ps, 4, 0, 10, 500, &again), 1);
+    ck_assert_uint_eq(guard, 9);
+    ck_assert_uint_eq(again, 9);
+    ck_assert_int_eq(sf_producers_check(&ps, &b, NULL, 10, &dup), SF_ERR_TXN_STATE);
+    /* A marker written meanwhile voids it (the transaction the coordinator confirmed ended). */
+    b = mark(4, 0, 0, 1, 0);
+    ck_assert_int_eq(sf_producers_record_marker(&ps, &b, NULL), SF_OK);
+    b = txn(4, 0, 0, 1, 1);
+    ck_assert_int_eq(sf_producers_check(&ps, &b, NULL, 9, &dup), SF_ERR_TXN_STATE);
+    ck_assert_int_eq(sf_producers_verify_begin(&ps, 4, 0, 11, 500, &guard), 1);
+    ck_assert_uint_eq(guard, 11);
+    ck_assert_int_eq(sf_producers_check(&ps, &b, NULL, 11, &dup), SF_OK);
+    record(&ps, b);
+    ck_assert_uint_eq(sf_producers_find(&ps, 4)->verify_guard, 0);
+    /* Inside the transaction: nothing to verify, and a plain batch is refused. */
+    ck_assert_int_eq(sf_producers_verify_begin(&ps, 4, 0, 12, 500, &guard), 0);
+    b = txn(4, 0, 1, 1, 2);
+    ck_assert_int_eq(sf_producers_check(&ps, &b, NULL, 0, &dup), SF_OK);
+    b = ap(4, 0, 1, 1, 2);
+    ck_assert_int_eq(sf_producers_check(&ps, &b, NULL, 0, &dup), SF_ERR_TXN_STATE);
+    /* An older epoch hears of its epoch first. */
+    record(&ps, txn(4, 1, 0, 1, 3));
+    b = ap(4, 0, 5, 1, 4);
+    ck_assert_int_eq(sf_producers_check(&ps, &b, NULL, 0, &dup), SF_ERR_PRODUCER_EPOCH);
+    sf_producers_free(&ps);
 }
 END_TEST
 
@@ -463,6 +505,7 @@ static Suite *producers_suite(void) {
     tcase_add_test(tc, test_five_batches_and_prev);
     tcase_add_test(tc, test_many_expire_snapshot);
     tcase_add_test(tc, test_transactions);
+    tcase_add_test(tc, test_transaction_verification);
     tcase_add_test(tc, test_snapshot_v1);
     suite_add_tcase(s, tc);
     tc = tcase_create("log");
