@@ -300,7 +300,7 @@ struct txn_mk {
     sf_txn_t *t;
     int state; /* the Prepare* state they complete */
     int16_t epoch;
-    sf_txn_tp_t *tps;
+    sf_txn_tp_t *tps; /* the partitions, with copies of their topic names after them */
     sf_txn_markers_t m;
 };
 
@@ -328,27 +328,44 @@ static void markers_done(void *arg, int err) {
     txn_release(t);
 }
 
+/* The partitions of @m as one block (their names copied: a reload may replace @m while the
+ * markers are under way). */
+static sf_txn_tp_t *markers_parts(const txn_meta_t *m) {
+    size_t size = (size_t)m->nparts * sizeof(sf_txn_tp_t);
+    sf_txn_tp_t *tps;
+    char *names;
+    int i;
+    for (i = 0; i < m->nparts; i++)
+        size += strlen(m->parts[i].topic) + 1;
+    if (!(tps = malloc(size ? size : 1)))
+        return NULL;
+    names = (char *)(tps + m->nparts);
+    for (i = 0; i < m->nparts; i++) {
+        size_t len = strlen(m->parts[i].topic) + 1;
+        tps[i].topic = memcpy(names, m->parts[i].topic, len);
+        tps[i].partition = m->parts[i].partition;
+        names += len;
+    }
+    return tps;
+}
+
 void txn_markers_start(sf_txn_t *t) {
     sf_txn_coord_t *c = t->c;
     struct txn_mk *mk = calloc(1, sizeof(*mk));
-    int i;
-    if (!mk || (t->m.nparts && !(mk->tps = calloc((size_t)t->m.nparts, sizeof(*mk->tps))))) {
+    if (!mk || !(mk->tps = markers_parts(&t->m))) {
         free(mk);
         return; /* the periodic pass tries again */
     }
     mk->t = t;
     mk->state = t->m.state;
     mk->epoch = t->m.epoch;
-    for (i = 0; i < t->m.nparts; i++) {
-        mk->tps[i].topic = t->m.parts[i].topic;
-        mk->tps[i].partition = t->m.parts[i].partition;
-    }
     mk->m.producer_id = t->m.producer_id;
     mk->m.producer_epoch = t->m.epoch;
     mk->m.commit = t->m.state == TS_PREPARE_COMMIT;
     mk->m.coordinator_epoch = t->epoch;
     mk->m.parts = mk->tps;
     mk->m.nparts = t->m.nparts;
+    mk->m.cancelled = &t->dropped; /* t lives until markers_done (busy) */
     t->marking = 1;
     t->busy++;
     if (c->cfg.send_markers && t->m.nparts)
@@ -392,6 +409,8 @@ void txn_new_producer_id(sf_txn_coord_t *c, void (*fn)(void *arg, int err, int64
 
 /* ---- the periodic pass ---- */
 
+static void list_start(sf_txn_coord_t *c); /* buckets */
+
 static void expired_cb(void *arg, int err, const char *data, int32_t version) {
     sf_txn_t *t = arg;
     (void)data;
@@ -424,6 +443,8 @@ static void pass_one(sf_txn_t *t, int64_t now) {
         return;
     if (t->stale) {
         (void)txn_load(t);
+    } else if (m->producer_id < 0 && t->version < 0 && !t->waiting) {
+        txn_drop(t, SF_KERR_NOT_COORDINATOR); /* an id nobody initialised (a describe) */
     } else if (m->state == TS_PREPARE_COMMIT || m->state == TS_PREPARE_ABORT) {
         txn_markers_start(t);
     } else if (m->state == TS_ONGOING && m->start_ms >= 0 && now > m->start_ms + m->timeout_ms) {
@@ -442,6 +463,7 @@ static void pass_cb(evutil_socket_t fd, short what, void *arg) {
     size_t s, n = 0, i;
     (void)fd;
     (void)what;
+    list_start(c);
     if (!c->ntxns || !(v = malloc(c->ntxns * sizeof(*v))))
         return;
     /* Taken first: the pass may drop entries. */
@@ -470,12 +492,24 @@ static void listed_cb(void *arg, int err, char *const *ids, int n) {
     if (c->closing)
         return;
     if (err != SF_OK) {
-        sf_log(SF_LOG_WARNING, "TXN", "listing the transactional ids failed: %s", sf_err_str(err));
+        sf_log(SF_LOG_WARNING, "TXN", "listing the transactional ids failed: %s; the next pass "
+               "tries again", sf_err_str(err));
+        c->list_needed = 1;
         return;
     }
     for (i = 0; i < n; i++)
         if (owns(c, sf_txn_bucket_of(ids[i], c->nbuckets), -1))
             (void)txn_get(c, ids[i], &kerr); /* loads it, and resumes what it left */
+    list_start(c); /* a bucket gained while this listing ran */
+}
+
+/* List /transactions when a bucket was gained since the last listing. */
+static void list_start(sf_txn_coord_t *c) {
+    if (c->list_needed && c->cl && !c->listing && sf_cluster_txn_list(c->cl, listed_cb, c) ==
+                                                      SF_OK) {
+        c->listing = 1;
+        c->list_needed = 0;
+    }
 }
 
 void sf_txn_coord_update(sf_txn_coord_t *c, const sf_cluster_snapshot_t *snap) {
@@ -500,8 +534,8 @@ void sf_txn_coord_update(sf_txn_coord_t *c, const sf_cluster_snapshot_t *snap) {
                 txn_drop(t, SF_KERR_NOT_COORDINATOR);
         }
     }
-    if (gained && c->cl && !c->listing && sf_cluster_txn_list(c->cl, listed_cb, c) == SF_OK)
-        c->listing = 1;
+    c->list_needed |= gained;
+    list_start(c);
 }
 
 /* ---- the module ---- */

@@ -15,7 +15,7 @@
 #include "view.h"
 
 #define MARKERS_VERSION 1        /* WriteTxnMarkers v1: flexible */
-#define MARKERS_TIMEOUT_MS 30000 /* a leader waits for its ISR as long as a produce */
+#define MARKERS_TIMEOUT_MS 30000 /* more than a leader waits for its ISR (20 s) */
 #define MARKERS_RETRY_MS 200
 #define OFFSETS_TOPIC "__consumer_offsets"
 
@@ -81,6 +81,10 @@ static void delivery_settle(delivery_t *d) {
         return;
     if (d->s->closing) {
         delivery_finish(d, SF_ERR_IO);
+        return;
+    }
+    if (d->m.cancelled && *d->m.cancelled) {
+        delivery_finish(d, SF_ERR_STATE);
         return;
     }
     for (i = 0; i < d->m.nparts && d->done_parts[i]; i++)

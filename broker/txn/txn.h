@@ -44,11 +44,13 @@ typedef struct sf_txn_markers {
     int32_t coordinator_epoch;
     const sf_txn_tp_t *parts;
     int nparts;
+    const int *cancelled; /* not 0 once another coordinator owns the transaction */
 } sf_txn_markers_t;
 
 /* Deliver @m (borrowed until @done) to the partitions' leaders, retrying until every one has
  * it (a partition that no longer exists counts as done); @done(@done_arg, err) once: SF_OK,
- * or SF_ERR_IO when given up (closing). */
+ * SF_ERR_STATE when *m->cancelled became set (the new owner delivers them), or SF_ERR_IO
+ * when given up (closing). */
 typedef void (*sf_txn_markers_done_cb)(void *arg, int err);
 typedef void (*sf_txn_send_markers_fn)(void *arg, const sf_txn_markers_t *m,
                                        sf_txn_markers_done_cb done, void *done_arg);

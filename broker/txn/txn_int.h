@@ -66,6 +66,7 @@ struct sf_txn_coord {
     struct event *pass_timer;
     int64_t next_pid; /* without a cluster */
     int listing;      /* a listing of /transactions for gained buckets is in flight */
+    int list_needed;  /* ... is to be started (a bucket gained, or the last one failed) */
     int closing;
 };
 
