@@ -38,6 +38,7 @@
 #include "clock.h"
 #include "err.h"
 #include "proto.h"
+#include "txnproducer.h"
 
 /* LeaveGroup at close or unsubscribe waits at most this long (after the commits). */
 #define LEAVE_WAIT_MS 10000
@@ -1142,6 +1143,36 @@ static int tps_valid(const sf_topic_partition_t *tps, size_t n, int offsets) {
             (offsets && tps[i].offset < 0))
             return 0;
     return 1;
+}
+
+sf_group_metadata_t *sf_consumer_group_metadata(sf_consumer_t *c) {
+    sf_cgroup_t *g = group_lock(c);
+    const char *instance;
+    sf_group_metadata_t *md;
+    if (!g)
+        return NULL;
+    instance = g->conf->group_instance_id;
+    if ((md = calloc(1, sizeof(*md))) != NULL) {
+        md->generation = g->generation;
+        md->group_id = strdup(g->id);
+        md->member_id = strdup(g->member_id ? g->member_id : "");
+        md->instance_id = instance ? strdup(instance) : NULL;
+        if (!md->group_id || !md->member_id || (instance && !md->instance_id)) {
+            sf_group_metadata_destroy(md);
+            md = NULL;
+        }
+    }
+    sf_client_unlock(g->cl);
+    return md;
+}
+
+void sf_group_metadata_destroy(sf_group_metadata_t *md) {
+    if (!md)
+        return;
+    free(md->group_id);
+    free(md->member_id);
+    free(md->instance_id);
+    free(md);
 }
 
 int sf_consumer_commit(sf_consumer_t *c, sf_topic_partition_t *offsets, size_t count,

@@ -1016,16 +1016,29 @@ int sf_producer_begin_transaction(sf_producer_t *p) {
     return rc;
 }
 
+int sf_producer_send_offsets_to_transaction_group(sf_producer_t *p,
+                                                  const sf_topic_partition_t *offsets,
+                                                  size_t count, const sf_group_metadata_t *md,
+                                                  int timeout_ms) {
+    int rc = txn_check(p, TXN_OPEN);
+    if (rc == SF_OK && (!md || !md->group_id[0] || (count && !offsets)))
+        rc = SF_ERROR_INVALID;
+    if (rc == SF_OK)
+        rc = txn_result(p, sf_txnreq_commit_offsets(p->cl, &p->txn, md, offsets, count,
+                                                    txn_deadline(timeout_ms)));
+    return rc;
+}
+
 int sf_producer_send_offsets_to_transaction(sf_producer_t *p, const sf_topic_partition_t *offsets,
                                             size_t count, const char *group_id,
                                             int timeout_ms) {
-    int rc = txn_check(p, TXN_OPEN);
-    if (rc == SF_OK && (!group_id || !group_id[0] || (count && !offsets)))
-        rc = SF_ERROR_INVALID;
-    if (rc == SF_OK)
-        rc = txn_result(p, sf_txnreq_commit_offsets(p->cl, &p->txn, group_id, offsets, count,
-                                                 txn_deadline(timeout_ms)));
-    return rc;
+    /* Outside group management: generation -1, no member (accepted while the group has
+     * members, as Kafka does for producers that do not name one). */
+    sf_group_metadata_t md = {(char *)group_id, (char *)"", NULL, -1};
+    int rc;
+    if (!group_id)
+        return (rc = txn_check(p, TXN_OPEN)) == SF_OK ? SF_ERROR_INVALID : rc;
+    return sf_producer_send_offsets_to_transaction_group(p, offsets, count, &md, timeout_ms);
 }
 
 int sf_producer_commit_transaction(sf_producer_t *p, int timeout_ms) {

@@ -349,6 +349,23 @@ SF_API int sf_consumer_commit_async(sf_consumer_t *c, const sf_topic_partition_t
 SF_API int sf_consumer_committed(sf_consumer_t *c, sf_topic_partition_t *parts, size_t count,
                                  int timeout_ms);
 
+/* The consumer's group membership as it is now (KIP-447): its group id, generation, member id
+ * and group.instance.id, for sf_producer_send_offsets_to_transaction_group. NULL without a
+ * group.id, or when out of memory; free it with sf_group_metadata_destroy. */
+typedef struct sf_group_metadata sf_group_metadata_t;
+SF_API sf_group_metadata_t *sf_consumer_group_metadata(sf_consumer_t *c);
+SF_API void sf_group_metadata_destroy(sf_group_metadata_t *md);
+
+/* sf_producer_send_offsets_to_transaction for the member @md describes: the group's
+ * coordinator accepts the offsets only while that member is in that generation, so a consumer
+ * whose partitions went to another member cannot commit for them (ILLEGAL_GENERATION,
+ * UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID: the transaction must be aborted). */
+SF_API int sf_producer_send_offsets_to_transaction_group(sf_producer_t *p,
+                                                         const sf_topic_partition_t *offsets,
+                                                         size_t count,
+                                                         const sf_group_metadata_t *md,
+                                                         int timeout_ms);
+
 /* The partitions assigned now (explicitly or by the group), each with its position (-1 while
  * it is being resolved), in *@parts (@count of them; NULL when none), one allocation the caller
  * frees with sf_topic_partitions_destroy. */

@@ -155,7 +155,7 @@ static int addoffsets_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
     req.TransactionalId = sf_slice_cstr(c->t->id);
     req.ProducerId = c->t->pid;
     req.ProducerEpoch = c->t->epoch;
-    req.GroupId = sf_slice_cstr(c->arg);
+    req.GroupId = sf_slice_cstr(((const sf_group_metadata_t *)c->arg)->group_id);
     return sf_proto_AddOffsetsToTxnRequest_encode(wb, version, &req);
 }
 
@@ -173,7 +173,7 @@ static int addoffsets_decode(sf_rbuf_t *body, int16_t version, void *arg) {
 }
 
 typedef struct offsets_arg {
-    const char *group;
+    const sf_group_metadata_t *md;
     const sf_topic_partition_t *v;
     size_t n;
 } offsets_arg_t;
@@ -195,10 +195,12 @@ static int txnoffsets_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
     }
     sf_proto_TxnOffsetCommitRequest_init(&req);
     req.TransactionalId = sf_slice_cstr(c->t->id);
-    req.GroupId = sf_slice_cstr(oa->group);
+    req.GroupId = sf_slice_cstr(oa->md->group_id);
     req.ProducerId = c->t->pid;
     req.ProducerEpoch = c->t->epoch;
-    req.GroupInstanceId.len = -1; /* outside group management: generation -1, no member */
+    req.GenerationId = oa->md->generation; /* v3+ (KIP-447); older versions leave them out */
+    req.MemberId = sf_slice_cstr(oa->md->member_id);
+    req.GroupInstanceId = sf_slice_cstr(oa->md->instance_id);
     for (i = 0; i < oa->n; i++) { /* one topic entry per partition: the broker merges them */
         sf_proto_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_init(&parts[i]);
         parts[i].PartitionIndex = oa->v[i].partition;
@@ -232,17 +234,17 @@ static int txnoffsets_decode(sf_rbuf_t *body, int16_t version, void *arg) {
     return rc;
 }
 
-int sf_txnreq_commit_offsets(sf_client_t *cl, const sf_txn_t *t, const char *group,
-                          const sf_topic_partition_t *v, size_t n, int64_t deadline) {
-    offsets_arg_t oa = {group, v, n};
-    txn_call_t c = {t, group, 0, -1, -1};
+int sf_txnreq_commit_offsets(sf_client_t *cl, const sf_txn_t *t, const sf_group_metadata_t *md,
+                             const sf_topic_partition_t *v, size_t n, int64_t deadline) {
+    offsets_arg_t oa = {md, v, n};
+    txn_call_t c = {t, md, 0, -1, -1};
     int rc = txn_run(cl, t->id, SF_COORD_TRANSACTION, SF_PROTO_API_AddOffsetsToTxn,
                      ADDOFFSETS_MAX, addoffsets_encode, addoffsets_decode, &c, deadline);
     if (rc != SF_OK || n == 0)
         return rc;
     c.arg = &oa;
     c.kerr = 0;
-    return txn_run(cl, group, SF_COORD_GROUP, SF_PROTO_API_TxnOffsetCommit, TXNOFFSETS_MAX,
+    return txn_run(cl, md->group_id, SF_COORD_GROUP, SF_PROTO_API_TxnOffsetCommit, TXNOFFSETS_MAX,
                    txnoffsets_encode, txnoffsets_decode, &c, deadline);
 }
 

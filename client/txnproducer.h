@@ -25,10 +25,19 @@ int sf_txnreq_init_pid(sf_client_t *cl, sf_txn_t *t, int64_t deadline);
 /* AddPartitionsToTxn of one partition. */
 int sf_txnreq_add_partition(sf_client_t *cl, const sf_txn_t *t, const char *topic,
                          int32_t partition, int64_t deadline);
-/* AddOffsetsToTxn for @group, then TxnOffsetCommit of the @n offsets @v (topic, partition,
- * offset: the next record to consume). The first partition error is returned. */
-int sf_txnreq_commit_offsets(sf_client_t *cl, const sf_txn_t *t, const char *group,
-                          const sf_topic_partition_t *v, size_t n, int64_t deadline);
+/* A consumer group member as TxnOffsetCommit names it (KIP-447); outside group management the
+ * generation is -1 and the member id "". */
+struct sf_group_metadata {
+    char *group_id, *member_id, *instance_id; /* instance_id: NULL for a dynamic member */
+    int32_t generation;
+};
+
+/* AddOffsetsToTxn for @md's group, then TxnOffsetCommit of the @n offsets @v (topic,
+ * partition, offset: the next record to consume) as its member. The first partition error
+ * is returned. */
+int sf_txnreq_commit_offsets(sf_client_t *cl, const sf_txn_t *t,
+                             const struct sf_group_metadata *md, const sf_topic_partition_t *v,
+                             size_t n, int64_t deadline);
 /* EndTxn: commit (@commit) or abort. */
 int sf_txnreq_end(sf_client_t *cl, const sf_txn_t *t, int commit, int64_t deadline);
 

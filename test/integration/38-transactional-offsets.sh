@@ -6,7 +6,8 @@
 # numbered records in transactions that commit the consumer's offsets, through a kill -9 of
 # the pipeline (its restart fences the first producer and goes on from the committed offsets)
 # and of the group's coordinator: the output holds every record exactly once. Then the same
-# through libstreamflow's consumer and transactional producer (eoscopy), killed and restarted.
+# through libstreamflow's consumer and transactional producer (eoscopy), killed and restarted;
+# offsets sent with the group metadata of a generation the member left are refused (KIP-447).
 . "$(dirname "$0")/lib.sh"
 need_py confluent_kafka
 start_cluster min.insync.replicas=2
@@ -59,4 +60,9 @@ log "libstreamflow pipeline killed after $(cat "$SF_TMP/lprogress") transactions
 "$EOSCOPY" "$ALL" ein lout g-lsf lsf-copy "$SF_TMP/lprogress" ||
     fail "the libstreamflow pipeline's second run: status $?"
 eos verify lout "$N" || fail "exactly once through libstreamflow"
+
+# KIP-447: offsets sent with the group metadata of a generation the member has left (another
+# member joined since) are refused; with the current metadata they are accepted.
+"$EOSCOPY" "$ALL" ein lout g-stale lsf-stale --stale-generation ||
+    fail "offsets of a left generation"
 pass
