@@ -586,6 +586,16 @@ static void commit_answer(struct gcommit *k, int16_t error) {
         done(k->arg, error, error ? NULL : k->errs);
 }
 
+int group_commit_inflight(const sf_group_t *g, const char *topic, int32_t partition) {
+    const struct gcommit *k;
+    int j;
+    for (k = g->commits; k; k = k->next)
+        for (j = 0; j < k->n; j++)
+            if (k->w[j].partition == partition && !strcmp(k->w[j].topic, topic))
+                return 1;
+    return 0;
+}
+
 /* The group is dropped: its commits in flight are answered now (their writes may still land,
  * fenced by the bucket's epoch). */
 static void commits_abandon(sf_group_t *g) {

@@ -165,8 +165,9 @@ typedef struct sf_gtxn {
 void sf_group_txn_commit(sf_group_t *g, const sf_gtxn_t *who, const sf_goffset_t *v, int n,
                          sf_gcommit_cb done, void *arg);
 
-/* 1 when a transaction holds an offset of (@topic, @partition) not settled yet, or the
- * bucket's pending offsets are not loaded yet (OffsetFetch's RequireStable). */
+/* 1 when a transaction holds an offset of (@topic, @partition) not settled yet, a commit of
+ * it is being written, or the bucket's pending offsets are not loaded yet (OffsetFetch's
+ * RequireStable). */
 int sf_group_offset_unstable(const sf_group_t *g, const char *topic, int32_t partition);
 
 /* A transaction marker of producer @pid for __consumer_offsets partition @bucket: the

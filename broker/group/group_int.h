@@ -108,6 +108,8 @@ void group_offsets_forget(sf_group_t *g, const sf_cluster_offset_t *w, int n);
 void coord_expire(sf_coord_t *c, char *const *ids, int n); /* the retention pass */
 int16_t group_commit_check(const sf_group_t *g, const char *member_id, const char *instance_id,
                            int32_t generation, int txn);
+/* 1 while a commit of @topic/@partition is being written (OffsetFetch's RequireStable). */
+int group_commit_inflight(const sf_group_t *g, const char *topic, int32_t partition);
 /* Write @v (copied) as the group's committed offsets, unchecked: sf_group_commit's @done. */
 void group_commit_write(sf_group_t *g, const sf_goffset_t *v, int n, sf_gcommit_cb done,
                         void *arg);

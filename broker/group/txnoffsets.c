@@ -610,8 +610,9 @@ void sf_group_txn_commit(sf_group_t *g, const sf_gtxn_t *who, const sf_goffset_t
 
 int sf_group_offset_unstable(const sf_group_t *g, const char *topic, int32_t partition) {
     const gtxn_t *e;
-    if (bucket_ready(g->c, g->bucket) != SF_KERR_NONE)
-        return 1;
+    if (bucket_ready(g->c, g->bucket) != SF_KERR_NONE ||
+        group_commit_inflight(g, topic, partition))
+        return 1; /* as Kafka: a commit being written is pending too */
     for (e = g->c->txns; e; e = e->next)
         if (e->bucket == g->bucket && !strcmp(e->group, g->id) &&
             (gofs_find(e->v, e->n, topic, partition) >= 0 ||
