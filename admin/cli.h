@@ -83,7 +83,7 @@ int sf_cmd_config(sf_cli_t *cli, int argc, char **argv);  /* get|set */
 int sf_cmd_broker(sf_cli_t *cli, int argc, char **argv);  /* list|api-versions */
 int sf_cmd_group(sf_cli_t *cli, int argc, char **argv);   /* list|describe|delete|reset-offsets */
 int sf_cmd_transactions(sf_cli_t *cli, int argc, char **argv); /* list|describe */
-int sf_cmd_cluster(sf_cli_t *cli, int argc, char **argv); /* status */
+int sf_cmd_cluster(sf_cli_t *cli, int argc, char **argv); /* status|health|rebalance */
 int sf_cmd_produce(sf_cli_t *cli, int argc, char **argv);
 int sf_cmd_consume(sf_cli_t *cli, int argc, char **argv);
 int sf_cmd_request(sf_cli_t *cli, int argc, char **argv);

@@ -527,6 +527,8 @@ int sf_cmd_cluster(sf_cli_t *cli, int argc, char **argv) {
         return cluster_status(cli, argc, argv);
     if (argc >= 1 && strcmp(argv[0], "health") == 0)
         return cluster_health(cli, argc, argv);
+    if (argc >= 1 && strcmp(argv[0], "rebalance") == 0)
+        return sf_cmd_cluster_rebalance(cli, argc, argv);
     sf_cli_error(cli, "unknown sub-command 'cluster %s'; see 'streamflow help cluster'",
                  argc >= 1 ? argv[0] : "");
     return SF_CLI_EXIT_USAGE;

@@ -808,7 +808,7 @@ static int topic_describe_producers(sf_cli_t *cli, int argc, char **argv) {
 int sf_cmd_topic(sf_cli_t *cli, int argc, char **argv) {
     if (argc < 1) {
         sf_cli_error(cli, "missing the sub-command (create, list, describe, delete, alter, "
-                          "describe-producers)");
+                          "describe-producers, reassign)");
         return SF_CLI_EXIT_USAGE;
     }
     if (strcmp(argv[0], "create") == 0)
@@ -823,6 +823,8 @@ int sf_cmd_topic(sf_cli_t *cli, int argc, char **argv) {
         return topic_alter(cli, argc, argv);
     if (strcmp(argv[0], "describe-producers") == 0)
         return topic_describe_producers(cli, argc, argv);
+    if (strcmp(argv[0], "reassign") == 0)
+        return sf_cmd_topic_reassign(cli, argc, argv);
     sf_cli_error(cli, "unknown sub-command 'topic %s'; see 'streamflow help topic'", argv[0]);
     return SF_CLI_EXIT_USAGE;
 }

@@ -66,6 +66,10 @@ int sf_cli_fail_hint(const sf_cli_t *cli, const char *what, int err, const char 
 int sf_cli_fail_msg(const sf_cli_t *cli, const char *what, int err, const char *msg,
                     const char *hint);
 
+/* streamflow topic reassign and streamflow cluster rebalance (cmd_reassign.c). */
+int sf_cmd_topic_reassign(sf_cli_t *cli, int argc, char **argv);
+int sf_cmd_cluster_rebalance(sf_cli_t *cli, int argc, char **argv);
+
 /* Render a list of int32 as "1,2,3" into @buf (truncated to @size). */
 const char *sf_cli_join_ids(const int32_t *ids, size_t n, char *buf, size_t size);
 

@@ -36,6 +36,7 @@ static const sf_sub_t topic_subs[] = {
     {"delete", "delete a topic"},
     {"alter", "add partitions, set or remove config overrides"},
     {"describe-producers", "show the idempotent producers the partition leaders know"},
+    {"reassign", "move partitions to other brokers (plans in Kafka's JSON format)"},
     {NULL, NULL}};
 
 static const sf_sub_t config_subs[] = {
@@ -63,6 +64,8 @@ static const sf_sub_t txn_subs[] = {
 static const sf_sub_t cluster_subs[] = {
     {"status", "cluster id, controller, brokers, topic and partition health"},
     {"health", "checks with an exit status for scripts and service managers"},
+    {"rebalance", "spread replicas and leaders evenly over the brokers (dry run unless "
+                  "--execute)"},
     {NULL, NULL}};
 
 static const sf_sub_t perf_subs[] = {

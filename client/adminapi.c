@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "adminapi.h"
 #include "arena.h"
@@ -169,18 +168,6 @@ static int admin_broker_rc(sf_admin_t *a, int32_t target, int rc) {
     return rc;
 }
 
-/* Sleep @ms milliseconds (app thread, lock not held). */
-static void admin_sleep_ms(int ms) {
-    struct timespec ts;
-
-    if (ms <= 0)
-        return;
-    ts.tv_sec = ms / 1000;
-    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
 /* The state of a call that targets one topic and learns one error code and message. */
 typedef struct admin_topic_op {
     const char *topic;
@@ -190,7 +177,7 @@ typedef struct admin_topic_op {
     int validate_only;      /* create */
     const sf_config_kv_t *configs;
     size_t config_count;
-    int32_t timeout_ms;     /* TimeoutMs of the request body */
+    int64_t deadline;       /* of the call; the request body's TimeoutMs is what is left */
     int8_t resource_type;   /* alter configs: ADMIN_RESOURCE_TOPIC or _BROKER */
     /* result */
     int32_t created_count;      /* create: the partitions and replicas made (v5+), else -1 */
@@ -199,47 +186,47 @@ typedef struct admin_topic_op {
     char *ErrorMessage;     /* malloc'd, NULL if none */
 } admin_topic_op_t;
 
-/* Send a request for one topic to @target and return the transport error or the topic's
- * error as a library code; @errstr receives the broker's message. For the controller
- * (SF_CLIENT_CONTROLLER) the request is sent again after a metadata refresh while the answer
- * is NOT_CONTROLLER, until @timeout_ms has passed. Frees op->ErrorMessage before returning. */
-static int admin_topic_call(sf_admin_t *a, int32_t target, int16_t api_key, int16_t max_version,
-                            sf_client_encode_fn enc, sf_client_decode_fn dec,
-                            admin_topic_op_t *op, int timeout_ms, char *errstr,
-                            size_t errstr_size) {
-    int64_t deadline;
-    int rc, remaining, backoff;
-
-    admin_errstr(errstr, errstr_size, NULL);
-    timeout_ms = sf_admin_timeout(a, timeout_ms);
-    deadline = sf_clock_mono_ms() + timeout_ms;
-    backoff = sf_client_conf(a->cl)->retry_backoff_ms;
-    if (backoff <= 0)
-        backoff = 100;
+int sf_admin_controller_call(sf_admin_t *a, int64_t deadline, int16_t api, int16_t max_version,
+                             sf_client_encode_fn enc, sf_client_decode_fn dec, void *arg,
+                             int16_t *kerr) {
     for (;;) {
-        remaining = (int)(deadline - sf_clock_mono_ms());
-        if (remaining <= 0) {
-            rc = SF_ERROR_TIMED_OUT;
-            break;
-        }
-        free(op->ErrorMessage);
-        op->ErrorMessage = NULL;
-        op->ErrorCode = 0;
-        op->timeout_ms = remaining;
-        rc = sf_client_call(a->cl, target, api_key, max_version, enc, dec, op, remaining);
-        if (rc != SF_OK)
-            break;
-        if (target != SF_CLIENT_CONTROLLER || op->ErrorCode != SF_KERR_NOT_CONTROLLER) {
-            admin_errstr(errstr, errstr_size, op->ErrorMessage);
-            rc = sf_client_kerr(op->ErrorCode);
-            break;
-        }
+        int left = sf_admin_ms_left(deadline), rc;
+        if (left <= 0)
+            return SF_ERROR_TIMED_OUT;
+        *kerr = 0;
+        rc = sf_client_call(a->cl, SF_CLIENT_CONTROLLER, api, max_version, enc, dec, arg, left);
+        if (rc != SF_OK || *kerr != SF_KERR_NOT_CONTROLLER)
+            return rc;
         /* The controller moved since the last metadata: learn the new one and try again. */
         sf_client_lock(a->cl);
         sf_client_metadata_stale(a->cl);
         sf_client_unlock(a->cl);
-        remaining = (int)(deadline - sf_clock_mono_ms());
-        admin_sleep_ms(backoff < remaining ? backoff : remaining);
+        sf_admin_backoff(a, deadline);
+    }
+}
+
+/* Send a request for one topic to @target and return the transport error or the topic's
+ * error as a library code; @errstr receives the broker's message. For the controller
+ * (SF_CLIENT_CONTROLLER) the request follows NOT_CONTROLLER (sf_admin_controller_call).
+ * Frees op->ErrorMessage before returning. */
+static int admin_topic_call(sf_admin_t *a, int32_t target, int16_t api_key, int16_t max_version,
+                            sf_client_encode_fn enc, sf_client_decode_fn dec,
+                            admin_topic_op_t *op, int timeout_ms, char *errstr,
+                            size_t errstr_size) {
+    int rc;
+
+    admin_errstr(errstr, errstr_size, NULL);
+    op->deadline = sf_admin_deadline(a, timeout_ms);
+    op->ErrorCode = 0;
+    if (target == SF_CLIENT_CONTROLLER)
+        rc = sf_admin_controller_call(a, op->deadline, api_key, max_version, enc, dec, op,
+                                      &op->ErrorCode);
+    else
+        rc = sf_client_call(a->cl, target, api_key, max_version, enc, dec, op,
+                            sf_admin_ms_left(op->deadline));
+    if (rc == SF_OK) {
+        admin_errstr(errstr, errstr_size, op->ErrorMessage);
+        rc = sf_client_kerr(op->ErrorCode);
     }
     free(op->ErrorMessage);
     op->ErrorMessage = NULL;
@@ -276,6 +263,7 @@ static int admin_topic_call(sf_admin_t *a, int32_t target, int16_t api_key, int1
 /* Record @op's answer: @code and a copy of @msg. Returns SF_OK or SF_ERROR_NOMEM. */
 static int admin_topic_result(admin_topic_op_t *op, int16_t code, sf_slice_t msg) {
     op->ErrorCode = code;
+    free(op->ErrorMessage); /* of an earlier NOT_CONTROLLER answer */
     return admin_strdup(msg, &op->ErrorMessage);
 }
 
@@ -542,7 +530,7 @@ static int admin_create_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
     topic.Configs = configs;
     req.TopicsCount = 1;
     req.Topics = &topic;
-    req.TimeoutMs = op->timeout_ms;
+    req.TimeoutMs = sf_admin_ms_left(op->deadline);
     req.ValidateOnly = op->validate_only != 0;
     rc = sf_proto_CreateTopicsRequest_encode(wb, version, &req);
     free(configs);
@@ -625,7 +613,7 @@ static int admin_delete_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
     memset(&req, 0, sizeof req);
     req.TopicNamesCount = 1;
     req.TopicNames = &name;
-    req.TimeoutMs = op->timeout_ms;
+    req.TimeoutMs = sf_admin_ms_left(op->deadline);
     return sf_proto_DeleteTopicsRequest_encode(wb, version, &req);
 }
 
@@ -674,7 +662,7 @@ static int admin_partitions_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
     topic.Assignments = NULL;
     req.TopicsCount = 1;
     req.Topics = &topic;
-    req.TimeoutMs = op->timeout_ms;
+    req.TimeoutMs = sf_admin_ms_left(op->deadline);
     req.ValidateOnly = false;
     return sf_proto_CreatePartitionsRequest_encode(wb, version, &req);
 }

@@ -1,6 +1,6 @@
 /* Admin client internals shared by adminapi.c (topics, configs, metadata, API versions),
- * admingroups.c (consumer groups), adminproducers.c (producer state) and admintxn.c
- * (transactions). */
+ * admingroups.c (consumer groups), adminproducers.c (producer state), admintxn.c
+ * (transactions) and adminreassign.c (partition reassignments). */
 #ifndef SF_ADMINAPI_H
 #define SF_ADMINAPI_H
 
@@ -23,6 +23,14 @@ int sf_admin_decoded(int rc);
 
 /* A malloc'd copy of @s ("" for null); NULL when out of memory. */
 char *sf_admin_dup_slice(sf_slice_t s);
+
+/* Send the request to the controller, again after a metadata refresh and retry.backoff.ms
+ * while *@kerr (the answer's top-level error, reset before each call and set by @dec) is
+ * NOT_CONTROLLER. Returns the transport error, SF_ERROR_TIMED_OUT at @deadline, else SF_OK
+ * with *@kerr left for the caller. */
+int sf_admin_controller_call(sf_admin_t *a, int64_t deadline, int16_t api, int16_t max_version,
+                             sf_client_encode_fn enc, sf_client_decode_fn dec, void *arg,
+                             int16_t *kerr);
 
 /* The ids of the cluster's brokers (Metadata), in *@ids (@n; malloc'd). */
 int sf_admin_broker_ids(sf_admin_t *a, int64_t deadline, int32_t **ids, size_t *n);

@@ -695,6 +695,45 @@ SF_API int sf_admin_group_lag(sf_admin_t *a, const char *group, int timeout_ms,
                               sf_group_lag_t **lag, size_t *count);
 SF_API void sf_group_lag_destroy(sf_group_lag_t *lag);
 
+/* A partition to move (KIP-455): @replicas (@replica_count broker ids, the first the preferred
+ * leader) is the replica set it should have; NULL cancels the reassignment under way. */
+typedef struct sf_reassignment_target {
+    const char *topic;
+    int32_t partition;
+    const int32_t *replicas;
+    size_t replica_count;
+    int err; /* set by the call: 0 when the controller took it, else why not */
+} sf_reassignment_target_t;
+
+/* Start (or cancel) the @count moves of @targets on the controller
+ * (AlterPartitionReassignments). Returns the request's error; each target's own answer is in
+ * its err, and @errstr receives the message of the first that failed. The controller answers
+ * when the moves are recorded; sf_admin_list_reassignments tells when they are done. */
+SF_API int sf_admin_alter_reassignments(sf_admin_t *a, sf_reassignment_target_t *targets,
+                                        size_t count, int timeout_ms, char *errstr,
+                                        size_t errstr_size);
+
+/* A reassignment under way: the partition's replicas now, those being added and those being
+ * removed when it finishes. */
+typedef struct sf_reassignment {
+    char *topic;
+    int32_t partition;
+    int32_t *replicas;
+    size_t replica_count;
+    int32_t *adding;
+    size_t adding_count;
+    int32_t *removing;
+    size_t removing_count;
+} sf_reassignment_t;
+
+/* The reassignments under way (ListPartitionReassignments) of the @count partitions of @parts
+ * (their offset and err unused), or of every partition when @count is 0, sorted by topic and
+ * partition, in *@out (@n; NULL when none) freed with sf_reassignments_destroy. */
+SF_API int sf_admin_list_reassignments(sf_admin_t *a, const sf_topic_partition_t *parts,
+                                       size_t count, int timeout_ms, sf_reassignment_t **out,
+                                       size_t *n);
+SF_API void sf_reassignments_destroy(sf_reassignment_t *r, size_t n);
+
 /* ------------------------------------------------------------------------------------------
  * Request/reply
  *

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# streamflow cluster rebalance and streamflow topic reassign under load. A fourth broker joins
+# three that hold every replica of a topic; the dry run shows the moves and changes nothing;
+# --execute spreads replicas and preferred leaders evenly over the four (broker 4 gets its
+# share, no broker holds two replicas more than another), and a second run finds nothing to
+# move. Then a plan file in Kafka's format moves a partition (--execute prints the rollback
+# plan; --verify exits 1 until the move is done, then 0), --cancel with nothing under way and
+# bad plans are refused, and --generate proposes a plan. Every acknowledged record is read
+# back.
+. "$(dirname "$0")/lib.sh"
+need_py confluent_kafka
+SF=$SF_BUILD_DIR/admin/streamflow
+[[ -x $SF ]] || fail "$SF not built (make admin/streamflow)"
+start_cluster min.insync.replicas=2
+cd "$SF_TEST_DIR"
+create_topic rb 8 3 min.insync.replicas=2
+start_broker b4 broker.id=4 zookeeper.session.timeout.ms=6000 replica.lag.time.max.ms=4000
+wait_until 30 "broker 4 to register" \
+    "$PY" zkq.py "127.0.0.1:$ZK_PORT" exists /streamflow/brokers/ids/4
+start_acked_producer rb
+more_acks 2000
+
+OUT=$SF_TMP/out ERR=$SF_TMP/err
+run() {
+    RC=0
+    timeout -k 5 120 "$SF" --bootstrap-server "$ALL" "$@" >"$OUT" 2>"$ERR" || RC=$?
+}
+expect_rc() {
+    if [[ $RC != "$1" ]]; then
+        sed 's/^/  stdout| /' "$OUT" | head -n 30
+        sed 's/^/  stderr| /' "$ERR" | head -n 20
+        fail "$2: exit status $RC, expected $1"
+    fi
+}
+jcheck() {
+    "$PY" - "$OUT" "$2" <<'EOF' || fail "$1"
+import json, sys
+d = json.load(open(sys.argv[1]))
+if not eval(sys.argv[2]):
+    print(json.dumps(d)[:2000])
+    sys.exit(1)
+EOF
+}
+topic_znode() { "$PY" zkq.py "127.0.0.1:$ZK_PORT" get /streamflow/brokers/topics/rb; }
+
+# The dry run: moves listed, broker 4 gets replicas in the plan, nothing written.
+before=$(topic_znode)
+run cluster rebalance
+expect_rc 0 "cluster rebalance (dry run)"
+grep -q "Dry run" "$ERR" || fail "the dry run did not say so: $(cat "$ERR")"
+grep -Eq '^rb +[0-7] ' "$OUT" || fail "no move listed: $(cat "$OUT")"
+run cluster rebalance --output json
+expect_rc 0 "cluster rebalance --output json"
+jcheck "broker 4 gets a quarter of the 24 replicas and 2 preferred leaders" \
+    '([(b["replicas_before"], b["replicas_after"], b["leaders_after"])
+      for b in d["brokers"] if b["id"] == 4] == [(0, 6, 2)] and not d["executed"])'
+jcheck "every broker ends with 6 replicas and 2 preferred leaders" \
+    'all(b["replicas_after"] == 6 and b["leaders_after"] == 2 for b in d["brokers"])'
+[[ $(topic_znode) == "$before" ]] || fail "the dry run changed the topic znode"
+
+# --execute, then wait until the moves are done.
+run cluster rebalance --execute
+expect_rc 0 "cluster rebalance --execute"
+grep -q "Started the reassignment of" "$OUT" || fail "no start reported: $(cat "$OUT")"
+wait_until 120 "the rebalance to finish" bash -c \
+    "[[ \$('$SF' --bootstrap-server '$ALL' topic reassign --list --output json) == '[]' ]]"
+"$PY" - "127.0.0.1:$ZK_PORT" <<'PY' || fail "the topic is not spread over the four brokers"
+import json, sys, time
+from zkq import Session
+deadline = time.time() + 60
+while True:
+    s = Session(sys.argv[1])
+    t = json.loads(s.get("/streamflow/brokers/topics/rb")[0])
+    s.close()
+    reps = [b for r in t["partitions"].values() for b in r]
+    leads = [r[0] for r in t["partitions"].values()]
+    even = all(reps.count(b) == 6 and leads.count(b) == 2 for b in (1, 2, 3, 4))
+    if even and not t.get("adding_replicas"):
+        break
+    if time.time() > deadline:
+        sys.exit("topic znode: %s" % json.dumps(t))
+    time.sleep(0.5)
+PY
+"$PY" cluster_state.py "127.0.0.1:$ZK_PORT" rb wait-isr 3 60 || fail "ISRs without all replicas"
+ls -d "$(broker_datadir b4)"/rb-* >/dev/null 2>&1 || fail "broker 4 holds no partition of rb"
+run cluster rebalance --output json
+expect_rc 0 "cluster rebalance after the rebalance"
+jcheck "a balanced cluster has nothing to move" 'd["moves"]["partitions"] == []'
+more_acks 2000
+log "rebalanced onto four brokers"
+
+# A plan file: partition 0 onto three brokers other than now, or in another order.
+part0() {
+    topic_znode | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["partitions"]["0"])'
+}
+cur=$(part0)
+target='[1, 2, 3]'
+[[ $cur == "$target" ]] && target='[2, 3, 4]'
+plan='{"topic":"rb","partition":0,"replicas":'$target',"log_dirs":["any","any","any"]}'
+echo '{"version":1,"partitions":['"$plan"']}' >"$SF_TMP/plan.json"
+run topic reassign --execute "$SF_TMP/plan.json"
+expect_rc 0 "topic reassign --execute"
+grep -q "\"replicas\":\[$(tr -d ' []' <<<"$cur")\]" "$OUT" ||
+    fail "no rollback plan printed: $(cat "$OUT")"
+grep -q "Started the reassignment of 1 partition" "$OUT" || fail "no start reported: $(cat "$OUT")"
+wait_until 60 "topic reassign --verify to report completion" \
+    "$SF" --bootstrap-server "$ALL" topic reassign --verify "$SF_TMP/plan.json"
+run topic reassign --verify "$SF_TMP/plan.json" --output json
+expect_rc 0 "topic reassign --verify"
+jcheck "verify says completed" 'd == [{"topic": "rb", "partition": 0, "status": "completed"}]'
+[[ $(part0) == "$target" ]] || fail "partition 0 is on $(part0), not $target"
+
+# What is refused.
+run topic reassign --cancel "$SF_TMP/plan.json"
+expect_rc 1 "cancelling with nothing under way"
+grep -q "NO_REASSIGNMENT_IN_PROGRESS" "$ERR" || fail "cancel without a move: $(cat "$ERR")"
+echo '{"version":1,"partitions":[{"topic":"rb","partition":0,"replicas":[1,2,9]}]}' \
+    >"$SF_TMP/bad.json"
+run topic reassign --execute "$SF_TMP/bad.json"
+expect_rc 1 "a plan naming an unknown broker"
+grep -q "INVALID_REPLICA_ASSIGNMENT" "$ERR" || fail "unknown broker: $(cat "$ERR")"
+echo '{"version":1,"partitions":[{"topic":"rb","partition":0,"replicas":"x"}]}' >"$SF_TMP/bad.json"
+run topic reassign --execute "$SF_TMP/bad.json"
+expect_rc 2 "a plan that is not one"
+run topic reassign --verify
+expect_rc 2 "--verify without a plan"
+run cluster rebalance --brokers 1,2
+expect_rc 1 "three replicas on two brokers"
+run cluster rebalance --brokers 7
+expect_rc 2 "a broker that is not live"
+
+# --generate: the topic onto brokers 2, 3, 4 only.
+run topic reassign --generate --topics rb --brokers 2,3,4 --output json
+expect_rc 0 "topic reassign --generate"
+jcheck "the proposal uses brokers 2, 3, 4 only and keeps three replicas" \
+    '(all(sorted(p["replicas"]) == [2, 3, 4] for p in d["proposed"]["partitions"])
+      and len(d["current"]["partitions"]) == 8)'
+more_acks 2000
+stop_acked_producer rb
+for n in b1 b2 b3 b4; do broker_alive "$n"; done
+pass
