@@ -420,6 +420,7 @@ static int start_cluster(sf_broker_t *b, char *errstr, size_t errstr_size) {
     opt.port = host[0] ? port : -1;
     opt.endpoints = (const char *const *)b->endpoints;
     opt.nendpoints = (int)b->nendpoints;
+    opt.rack = cfg->rack;
     /* Stored normalised by the config parser when given (topic synonym). */
     unclean = sf_brokercfg_file_value(cfg, "unclean.leader.election.enable");
     opt.unclean_leader_election = unclean && !strcasecmp(unclean, "true");

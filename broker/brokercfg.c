@@ -85,6 +85,8 @@ static const key_def_t keys[] = {
     {"broker.id", KT_INT32, FIELD(cfg.broker_id), 0, I32MAX, NULL, "a broker id",
      "automatic broker id generation (-1) is not supported", NULL,
      "id of this broker (required)"},
+    {"broker.rack", KT_STRING, FIELD(cfg.rack), 0, 0, NULL, NULL, NULL, NULL,
+     "rack of this broker: new partitions spread their replicas over racks (default: none)"},
     {"listeners", KT_LISTENERS, FIELD(cfg.listeners), 0, 0, "PLAINTEXT://127.0.0.1:9092", NULL,
      NULL, NULL, "NAME://host:port,... to listen on (NAME is PLAINTEXT or SSL; empty host = all)"},
     {"advertised.listeners", KT_LISTENERS, FIELD(adv), 0, 0, NULL, NULL, NULL, NULL,
@@ -1000,6 +1002,7 @@ static void cfg_clear(sf_brokercfg_t *cfg) {
     free_strv(cfg->log_dirs, cfg->nlog_dirs);
     free(cfg->zk_connect);
     free(cfg->zk_chroot);
+    free(cfg->rack);
     free(cfg->ssl_keystore_location);
     free(cfg->http_listeners);
     free(cfg->http_auth_file);

@@ -53,6 +53,7 @@ typedef struct sf_brokercfg {
     char *path; /* the file it was loaded from */
 
     int32_t broker_id; /* broker.id, >= 0 */
+    char *rack;        /* broker.rack (unset: NULL): registered, used by replica placement */
 
     sf_brokercfg_listener_t *listeners; /* listeners (default PLAINTEXT://127.0.0.1:9092) */
     size_t nlisteners;

@@ -150,7 +150,8 @@ int sf_cluster_producer_id(sf_cluster_t *cl, int64_t *out, sf_cluster_done_cb do
  * Create a topic in one multi-op: /brokers/topics/<t> (the assignment, a new topic id) and
  * /config/topics/<t>; its partitions get leaders once the controller wrote their states.
  * @assignment: npartitions * replication_factor broker ids (partition-major), or NULL for
- * Kafka's rack-unaware round-robin over the live brokers (random start index).
+ * Kafka's placement over the live brokers (random start index), rack-aware when every one of
+ * them has a rack (placement.h).
  * @configs: borrowed; entries with a NULL value are left out. Synchronous errors (callback
  * not called): SF_ERR_INVALID (bad name,
  * a partition count or replication factor sf_cluster_partitions_check refuses, duplicate or

@@ -6,12 +6,21 @@
 
 #include "snapshot.h"
 
-/* Kafka's AdminUtils.assignReplicasToBrokersRackUnaware. @brokers: live broker ids sorted
- * ascending (n >= rf). Assign @npartitions partitions numbered from @start_partition with @rf
- * replicas each into @out (npartitions * rf ids, partition-major). @start_index is the
- * fixed start index, or -1 for a random one. Returns SF_OK or SF_ERR_INVALID. */
-int sf_placement_assign(const int32_t *brokers, int nbrokers, int32_t npartitions, int rf,
-                        int32_t start_partition, int start_index, int32_t *out);
+/* Kafka's AdminUtils.assignReplicasToBrokers. @brokers: live broker ids sorted ascending
+ * (n >= rf); @racks: NULL, or the rack of each of them (borrowed; NULL for a broker without
+ * one). Assign @npartitions partitions numbered from @start_partition with @rf replicas each
+ * into @out (npartitions * rf ids, partition-major). @start_index is the fixed start index, or
+ * -1 for a random one. Rack-aware (assignReplicasToBrokersRackAware) when
+ * sf_placement_rack_aware says so, else rack-unaware (assignReplicasToBrokersRackUnaware).
+ * Returns SF_OK, SF_ERR_INVALID or SF_ERR_NOMEM. */
+int sf_placement_assign(const int32_t *brokers, const char *const *racks, int nbrokers,
+                        int32_t npartitions, int rf, int32_t start_partition, int start_index,
+                        int32_t *out);
+
+/* 1 if placement over brokers with these @racks (NULL for none) is rack-aware: every one of
+ * the @nbrokers has a rack. Otherwise 0, also when only some have one, where Kafka's
+ * RackAwareMode.Safe ignores the racks. */
+int sf_placement_rack_aware(const char *const *racks, int nbrokers);
 
 /* Coordinator buckets over the live brokers (@live: sorted ascending, @nlive >= 1): @cur (@n
  * buckets, owner -1 for none) into @out, where every bucket whose owner is not live goes to

@@ -222,17 +222,43 @@ static int assignment_valid(const int32_t *v, int32_t np, int rf) {
     return 1;
 }
 
-static int live_broker_ids(const sf_cluster_snapshot_t *snap, int32_t **out) {
-    int i;
-    *out = NULL;
-    if (!snap->nbrokers)
-        return 0;
-    *out = malloc((size_t)snap->nbrokers * sizeof(int32_t));
-    if (!*out)
-        return -1;
-    for (i = 0; i < snap->nbrokers; i++)
-        (*out)[i] = snap->brokers[i].id; /* sorted by id */
-    return snap->nbrokers;
+/* Kafka's placement of @nparts new partitions of @topic, numbered from @start_partition with
+ * @rf replicas each, over the live brokers of @snap (may be NULL) into @out: rack-aware when
+ * every one of them has a rack (placement.h). @first_replica: partition 0's first replica when
+ * adding partitions, -1 for a new topic (a random start). Returns SF_OK, SF_ERR_INVALID (fewer
+ * live brokers than @rf) or SF_ERR_NOMEM. */
+static int place_new(const sf_cluster_snapshot_t *snap, const char *topic, int32_t nparts,
+                     int rf, int32_t start_partition, int32_t first_replica, int32_t *out) {
+    int n = snap ? snap->nbrokers : 0, start = -1, nracks = 0, i, rc = SF_ERR_NOMEM;
+    int32_t *ids;
+    const char **racks;
+    if (rf > n)
+        return SF_ERR_INVALID;
+    ids = malloc((size_t)n * sizeof(*ids));
+    racks = malloc((size_t)n * sizeof(*racks));
+    if (!ids || !racks)
+        goto out;
+    for (i = 0; i < n; i++) {
+        ids[i] = snap->brokers[i].id; /* sorted by id */
+        racks[i] = snap->brokers[i].rack;
+        nracks += racks[i] != NULL;
+    }
+    /* Kafka: continue from the first broker at or after partition 0's first replica, by its
+     * index among the brokers sorted by id (also when the placement is rack-aware). */
+    if (first_replica >= 0) {
+        for (start = 0; start < n && ids[start] < first_replica; start++)
+            ;
+        if (start >= n)
+            start = 0;
+    }
+    if (nracks > 0 && nracks < n)
+        sf_log(SF_LOG_WARNING, "ZK", "placing %s without racks: not every live broker has "
+               "broker.rack (%d of %d)", topic, nracks, n);
+    rc = sf_placement_assign(ids, racks, n, nparts, rf, start_partition, start, out);
+out:
+    free(ids);
+    free(racks);
+    return rc;
 }
 
 /* -- reads before a delete / add -- */
@@ -362,10 +388,10 @@ int sf_cluster_topic_create(sf_cluster_t *cl, const char *topic, int32_t npartit
                             const sf_cluster_config_entry_t *configs, int nconfigs,
                             sf_cluster_done_cb done, void *arg) {
     struct cl_admin *a;
-    int32_t *assign = NULL, *brokers = NULL, p;
+    int32_t *assign = NULL, p;
     sf_cluster_partition_t *parts = NULL;
     uint8_t uuid[16];
-    int rf = replication_factor, nb, i, rc = SF_ERR_NOMEM;
+    int rf = replication_factor, i, rc = SF_ERR_NOMEM;
     char *s, why[200];
 
     if (!sf_znode_topic_name_valid(topic) || nconfigs < 0 || (nconfigs && !configs))
@@ -388,18 +414,12 @@ int sf_cluster_topic_create(sf_cluster_t *cl, const char *topic, int32_t npartit
         }
         memcpy(assign, assignment, (size_t)npartitions * (size_t)rf * sizeof(int32_t));
     } else {
-        nb = live_broker_ids(cl->current, &brokers);
-        if (nb < 0) {
+        rc = place_new(cl->current, topic, npartitions, rf, 0, -1, assign);
+        if (rc != SF_OK) {
             free(assign);
-            return SF_ERR_NOMEM;
+            return rc;
         }
-        if (rf > nb ||
-            sf_placement_assign(brokers, nb, npartitions, rf, 0, -1, assign) != SF_OK) {
-            free(brokers);
-            free(assign);
-            return SF_ERR_INVALID;
-        }
-        free(brokers);
+        rc = SF_ERR_NOMEM;
     }
     if (sf_znode_uuid_random(uuid) != SF_OK) {
         free(assign);
@@ -711,7 +731,7 @@ static void add_build(struct cl_admin *a) {
     sf_cluster_t *cl = a->cl;
     sf_cluster_topic_t dec;
     sf_cluster_partition_t *parts = NULL;
-    int32_t *assign = NULL, *brokers = NULL, cur, nnew, p;
+    int32_t *assign = NULL, cur, nnew, p;
     int rf, rc, err = SF_ERR_NOMEM;
     char *s;
 
@@ -746,19 +766,11 @@ static void add_build(struct cl_admin *a) {
     if (a->assignment) {
         memcpy(assign, a->assignment, (size_t)nnew * (size_t)rf * sizeof(int32_t));
     } else {
-        int nb = cl->current ? live_broker_ids(cl->current, &brokers) : 0, start = 0;
-        if (nb < 0)
+        err = place_new(cl->current, a->topic, nnew, rf, cur, dec.partitions[0].replicas[0],
+                        assign);
+        if (err != SF_OK)
             goto out;
-        /* Kafka: continue from the broker of partition 0's first replica. */
-        while (start < nb && brokers[start] < dec.partitions[0].replicas[0])
-            start++;
-        if (start >= nb)
-            start = 0;
-        if (rf > nb ||
-            sf_placement_assign(brokers, nb, nnew, rf, cur, start, assign) != SF_OK) {
-            err = SF_ERR_INVALID;
-            goto out;
-        }
+        err = SF_ERR_NOMEM;
     }
     for (p = 0; p < a->new_total; p++) {
         parts[p].partition = p;
@@ -778,7 +790,6 @@ static void add_build(struct cl_admin *a) {
     rc = sf_zk_multi(cl->zk, a->ops, a->nops, add_multi_cb, a);
     err = rc == SF_OK ? SF_OK : rc == SF_ERR_TOOLARGE ? SF_ERR_TOOLARGE : SF_ERR_IO;
 out:
-    free(brokers);
     free(assign);
     free(parts);
     sf_cluster_topic_clear(&dec);

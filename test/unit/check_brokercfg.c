@@ -52,6 +52,7 @@ static void load_err(const char *text, const char *want, const char *part) {
 START_TEST(test_defaults) {
     sf_brokercfg_t *cfg = load_ok(BASE);
     ck_assert_int_eq(cfg->broker_id, 0);
+    ck_assert_ptr_null(cfg->rack);
     ck_assert_uint_eq(cfg->nlisteners, 1);
     ck_assert_str_eq(cfg->listeners[0].name, "PLAINTEXT");
     ck_assert_int_eq(cfg->listeners[0].security, SF_BROKERCFG_PLAINTEXT);
@@ -106,6 +107,7 @@ END_TEST
 START_TEST(test_all_keys_set) {
     sf_brokercfg_t *cfg = load_ok(
         "broker.id = 7\n"
+        "broker.rack = eu-west-1a\n"
         "listeners=PLAINTEXT://127.0.0.1:19092, ssl://[::1]:19093\n"
         "advertised.listeners=SSL://broker7.example.com:9093\n"
         "log.dirs=/d1, /d2 ,/d3\n"
@@ -138,6 +140,7 @@ START_TEST(test_all_keys_set) {
         "socket.send.buffer.bytes=102400\n");
     char buf[128];
     ck_assert_int_eq(cfg->broker_id, 7);
+    ck_assert_str_eq(cfg->rack, "eu-west-1a");
     ck_assert_uint_eq(cfg->nlisteners, 2);
     ck_assert_str_eq(cfg->listeners[1].name, "SSL");
     ck_assert_int_eq(cfg->listeners[1].security, SF_BROKERCFG_SSL);
@@ -232,6 +235,10 @@ START_TEST(test_precedence) {
     /* the last definition of a key wins */
     cfg = load_ok(BASE "num.partitions=3\nnum.partitions=4\n");
     ck_assert_int_eq(cfg->num_partitions, 4);
+    sf_brokercfg_free(cfg);
+    /* an empty broker.rack is no rack */
+    cfg = load_ok(BASE "broker.rack=r1\nbroker.rack=\n");
+    ck_assert_ptr_null(cfg->rack);
     sf_brokercfg_free(cfg);
 }
 END_TEST
@@ -435,6 +442,7 @@ START_TEST(test_print_keys) {
     ck_assert_ptr_nonnull(strstr(text, "[1073741824]"));
     ck_assert_ptr_nonnull(strstr(text, "ssl.client.auth"));
     ck_assert_ptr_nonnull(strstr(text, "num.io.threads"));
+    ck_assert_ptr_nonnull(strstr(text, "broker.rack"));
     free(text);
 }
 END_TEST

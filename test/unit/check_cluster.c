@@ -327,14 +327,14 @@ START_TEST(test_assign_kafka_vector) {
                                         {0, 2, 3}, {1, 3, 4}, {2, 4, 0}, {3, 0, 1}, {4, 1, 2}};
     int32_t out[30];
     int p;
-    ck_assert_int_eq(sf_placement_assign(brokers, 5, 10, 3, 0, 0, out), SF_OK);
+    ck_assert_int_eq(sf_placement_assign(brokers, NULL, 5, 10, 3, 0, 0, out), SF_OK);
     for (p = 0; p < 10; p++) {
         ck_assert_int_eq(out[p * 3], want[p][0]);
         ck_assert_int_eq(out[p * 3 + 1], want[p][1]);
         ck_assert_int_eq(out[p * 3 + 2], want[p][2]);
     }
     /* Continuing from partition 5 gives Kafka's partitions 5.. */
-    ck_assert_int_eq(sf_placement_assign(brokers, 5, 5, 3, 5, 0, out), SF_OK);
+    ck_assert_int_eq(sf_placement_assign(brokers, NULL, 5, 5, 3, 5, 0, out), SF_OK);
     ck_assert_int_eq(out[0], 0);
     ck_assert_int_eq(out[1], 2);
     ck_assert_int_eq(out[2], 3);
@@ -345,7 +345,7 @@ START_TEST(test_assign_random_spreads) {
     static const int32_t brokers[] = {10, 20, 30};
     int32_t out[60];
     int counts[3] = {0, 0, 0}, p, i;
-    ck_assert_int_eq(sf_placement_assign(brokers, 3, 30, 2, 0, -1, out), SF_OK);
+    ck_assert_int_eq(sf_placement_assign(brokers, NULL, 3, 30, 2, 0, -1, out), SF_OK);
     for (p = 0; p < 30; p++) {
         ck_assert_int_ne(out[p * 2], out[p * 2 + 1]);
         for (i = 0; i < 3; i++)
@@ -356,6 +356,138 @@ START_TEST(test_assign_random_spreads) {
     ck_assert_int_eq(counts[0], 10);
     ck_assert_int_eq(counts[1], 10);
     ck_assert_int_eq(counts[2], 10);
+}
+END_TEST
+
+/* Six brokers 0..5 in three racks of two (0 and 1 in rack1, 2 and 3 in rack2, 4 and 5 in
+ * rack3): Kafka's rack-alternated list is 0, 2, 4, 1, 3, 5. */
+static const int32_t six[] = {0, 1, 2, 3, 4, 5};
+static const char *const six_racks[] = {"rack1", "rack1", "rack2", "rack2", "rack3", "rack3"};
+
+/* The number of racks (of six_racks) the @n replicas in @row span. */
+static int racks_spanned(const int32_t *row, int n) {
+    int seen[3] = {0, 0, 0}, i, count = 0;
+    for (i = 0; i < n; i++) {
+        int r = six_racks[row[i]][4] - '1';
+        count += !seen[r];
+        seen[r] = 1;
+    }
+    return count;
+}
+
+/* Kafka's AdminRackAwareTest.testGetRackAlternatedBrokerListAndAssignReplicasToBrokers, and
+ * the layout above worked through Kafka's algorithm with start index 2: partition 0 is led by
+ * arranged[2] = 4 (rack3), then 3 (rack2); 5 is skipped (rack3 has a replica), then 0; a
+ * fourth replica goes on from there (2, not the 5 skipped before every rack had one). */
+START_TEST(test_assign_racks_kafka_vector) {
+    static const int32_t ids[] = {0, 1, 2, 3, 4, 5};
+    static const char *const racks[] = {"rack1", "rack3", "rack3", "rack2", "rack2", "rack1"};
+    static const int32_t want[7][3] = {{0, 3, 1}, {3, 1, 5}, {1, 5, 4}, {5, 4, 2},
+                                       {4, 2, 0}, {2, 0, 3}, {0, 4, 2}};
+    static const int32_t want6[12][3] = {{4, 3, 0}, {1, 5, 2}, {3, 0, 4}, {5, 2, 1},
+                                         {0, 4, 3}, {2, 1, 5}, {4, 2, 1}, {1, 4, 3},
+                                         {3, 1, 5}, {5, 3, 0}, {0, 5, 2}, {2, 0, 4}};
+    static const int32_t want4[6][4] = {{4, 3, 0, 2}, {1, 5, 2, 4}, {3, 0, 4, 1},
+                                        {5, 2, 1, 3}, {0, 4, 3, 5}, {2, 1, 5, 0}};
+    int32_t out[36];
+    int i;
+    ck_assert_int_eq(sf_placement_assign(ids, racks, 6, 7, 3, 0, 0, out), SF_OK);
+    for (i = 0; i < 21; i++)
+        ck_assert_int_eq(out[i], want[i / 3][i % 3]);
+    ck_assert_int_eq(sf_placement_assign(six, six_racks, 6, 12, 3, 0, 2, out), SF_OK);
+    for (i = 0; i < 36; i++)
+        ck_assert_int_eq(out[i], want6[i / 3][i % 3]);
+    /* Adding partitions 6.. with the same start index gives the same partitions 6.. */
+    ck_assert_int_eq(sf_placement_assign(six, six_racks, 6, 6, 3, 6, 2, out), SF_OK);
+    for (i = 0; i < 18; i++)
+        ck_assert_int_eq(out[i], want6[6 + i / 3][i % 3]);
+    ck_assert_int_eq(sf_placement_assign(six, six_racks, 6, 6, 4, 0, 2, out), SF_OK);
+    for (i = 0; i < 24; i++)
+        ck_assert_int_eq(out[i], want4[i / 4][i % 4]);
+}
+END_TEST
+
+/* Kafka's getRackAlternatedBrokerList, seen as the leaders of rf 1 from start index 0: racks
+ * by name, brokers of a rack by id, a rack without brokers left is passed over. */
+START_TEST(test_assign_racks_alternated) {
+    static const int32_t ids[] = {1, 2, 5, 7, 8, 9};
+    static const char *const racks[] = {"b", "a", "c", "a", "b", "c"};
+    static const int32_t want[] = {2, 1, 5, 7, 8, 9};
+    static const int32_t ids5[] = {0, 1, 2, 3, 4};
+    static const char *const racks5[] = {"rack1", "rack3", "rack3", "rack2", "rack2"};
+    static const int32_t want5[] = {0, 3, 1, 4, 2};
+    int32_t out[6];
+    int i;
+    ck_assert_int_eq(sf_placement_assign(ids, racks, 6, 6, 1, 0, 0, out), SF_OK);
+    for (i = 0; i < 6; i++)
+        ck_assert_int_eq(out[i], want[i]);
+    ck_assert_int_eq(sf_placement_assign(ids5, racks5, 5, 5, 1, 0, 0, out), SF_OK);
+    for (i = 0; i < 5; i++)
+        ck_assert_int_eq(out[i], want5[i]);
+}
+END_TEST
+
+/* 1 if the @n ids of @row are all different. */
+static int distinct(const int32_t *row, int n) {
+    int i, j;
+    for (i = 0; i < n; i++)
+        for (j = 0; j < i; j++)
+            if (row[i] == row[j])
+                return 0;
+    return 1;
+}
+
+/* Every start index (and a random one) and replication factor over the six brokers: each
+ * partition's replicas are distinct and span min(rf, 3) racks, each broker leads 2 of the 12
+ * partitions and holds 2 * rf replicas. */
+START_TEST(test_assign_racks_spread) {
+    int32_t out[12 * 6];
+    int rf, start, p, i;
+    for (rf = 1; rf <= 6; rf++) {
+        for (start = -1; start < 6; start++) {
+            int leads[6] = {0}, holds[6] = {0};
+            ck_assert_int_eq(sf_placement_assign(six, six_racks, 6, 12, rf, 0, start, out),
+                             SF_OK);
+            for (p = 0; p < 12; p++) {
+                const int32_t *row = out + p * rf;
+                ck_assert_msg(distinct(row, rf), "rf %d start %d partition %d", rf, start, p);
+                ck_assert_int_eq(racks_spanned(row, rf), rf < 3 ? rf : 3);
+                leads[row[0]]++;
+                for (i = 0; i < rf; i++)
+                    holds[row[i]]++;
+            }
+            for (i = 0; i < 6; i++) {
+                ck_assert_int_eq(leads[i], 2);
+                ck_assert_int_eq(holds[i], 2 * rf);
+            }
+        }
+    }
+}
+END_TEST
+
+/* Racks on only some brokers: Kafka's RackAwareMode.Safe, the rack-unaware placement. */
+START_TEST(test_assign_racks_mixed) {
+    static const char *const some[] = {"rack1", "rack1", NULL, "rack2", "rack3", "rack3"};
+    static const char *const none[] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    int32_t out[12 * 3], want[12 * 3];
+    int start;
+    ck_assert_int_eq(sf_placement_rack_aware(six_racks, 6), 1);
+    ck_assert_int_eq(sf_placement_rack_aware(some, 6), 0);
+    ck_assert_int_eq(sf_placement_rack_aware(none, 6), 0);
+    ck_assert_int_eq(sf_placement_rack_aware(NULL, 6), 0);
+    for (start = 0; start < 6; start++) {
+        ck_assert_int_eq(sf_placement_assign(six, NULL, 6, 12, 3, 0, start, want), SF_OK);
+        ck_assert_int_eq(sf_placement_assign(six, some, 6, 12, 3, 0, start, out), SF_OK);
+        ck_assert_mem_eq(out, want, sizeof(want));
+        ck_assert_int_eq(sf_placement_assign(six, none, 6, 12, 3, 0, start, out), SF_OK);
+        ck_assert_mem_eq(out, want, sizeof(want));
+    }
+    /* The rack-aware answer differs: partition 0 from start 0 is 0, 2, 4, not 0, 1, 2. */
+    ck_assert_int_eq(sf_placement_assign(six, NULL, 6, 12, 3, 0, 0, want), SF_OK);
+    ck_assert_int_eq(sf_placement_assign(six, six_racks, 6, 12, 3, 0, 0, out), SF_OK);
+    ck_assert_int_eq(want[1], 1);
+    ck_assert_int_eq(out[1], 2);
+    ck_assert_int_eq(out[2], 4);
 }
 END_TEST
 
@@ -1060,16 +1192,49 @@ START_TEST(test_oversized_arrays) {
 }
 END_TEST
 
+/* Rack-aware boundaries: one broker, one rack, more replicas than racks (Kafka's
+ * testMoreReplicasThanRacks), and the arguments refused as without racks. */
+START_TEST(test_assign_racks_limits) {
+    static const int32_t ids[] = {0, 1, 2, 3, 4, 5};
+    static const char *const racks[] = {"rack1", "rack2", "rack2", "rack3", "rack3", "rack2"};
+    static const char *const one_rack[] = {"r", "r"};
+    int32_t out[6 * 5];
+    int p, k;
+    ck_assert_int_eq(sf_placement_assign(ids, racks, 1, 3, 1, 0, -1, out), SF_OK);
+    ck_assert_int_eq(out[0] + out[1] + out[2], 0);
+    ck_assert_int_eq(sf_placement_assign(ids, one_rack, 2, 4, 2, 0, 1, out), SF_OK);
+    for (p = 0; p < 4; p++)
+        ck_assert_int_ne(out[p * 2], out[p * 2 + 1]);
+    for (k = 0; k < 20; k++) {
+        ck_assert_int_eq(sf_placement_assign(ids, racks, 6, 6, 5, 0, -1, out), SF_OK);
+        for (p = 0; p < 6; p++) {
+            int seen[4] = {0, 0, 0, 0}, i, n = 0;
+            ck_assert(distinct(out + p * 5, 5));
+            for (i = 0; i < 5; i++) {
+                int r = racks[out[p * 5 + i]][4] - '0';
+                n += !seen[r];
+                seen[r] = 1;
+            }
+            ck_assert_int_eq(n, 3);
+        }
+    }
+    ck_assert_int_eq(sf_placement_assign(ids, racks, 6, 1, 7, 0, -1, out), SF_ERR_INVALID);
+    ck_assert_int_eq(sf_placement_assign(ids, racks, 6, 1, 1, 0, 6, out), SF_ERR_INVALID);
+    ck_assert_int_eq(sf_placement_assign(ids, racks, 6, 0, 1, 0, -1, out), SF_ERR_INVALID);
+    ck_assert_int_eq(sf_placement_assign(ids, racks, 0, 1, 1, 0, -1, out), SF_ERR_INVALID);
+}
+END_TEST
+
 START_TEST(test_misc_limits) {
     static const int32_t brokers[] = {1, 2};
     int32_t out[8];
     uint8_t u[16];
-    ck_assert_int_eq(sf_placement_assign(brokers, 2, 2, 3, 0, -1, out), SF_ERR_INVALID);
-    ck_assert_int_eq(sf_placement_assign(brokers, 2, 0, 1, 0, -1, out), SF_ERR_INVALID);
-    ck_assert_int_eq(sf_placement_assign(brokers, 0, 1, 1, 0, -1, out), SF_ERR_INVALID);
-    ck_assert_int_eq(sf_placement_assign(brokers, 2, 1, 1, -1, -1, out), SF_ERR_INVALID);
-    ck_assert_int_eq(sf_placement_assign(brokers, 2, 1, 1, 0, 2, out), SF_ERR_INVALID);
-    ck_assert_int_eq(sf_placement_assign(brokers, 1, 4, 1, 0, -1, out), SF_OK);
+    ck_assert_int_eq(sf_placement_assign(brokers, NULL, 2, 2, 3, 0, -1, out), SF_ERR_INVALID);
+    ck_assert_int_eq(sf_placement_assign(brokers, NULL, 2, 0, 1, 0, -1, out), SF_ERR_INVALID);
+    ck_assert_int_eq(sf_placement_assign(brokers, NULL, 0, 1, 1, 0, -1, out), SF_ERR_INVALID);
+    ck_assert_int_eq(sf_placement_assign(brokers, NULL, 2, 1, 1, -1, -1, out), SF_ERR_INVALID);
+    ck_assert_int_eq(sf_placement_assign(brokers, NULL, 2, 1, 1, 0, 2, out), SF_ERR_INVALID);
+    ck_assert_int_eq(sf_placement_assign(brokers, NULL, 1, 4, 1, 0, -1, out), SF_OK);
     ck_assert_int_eq(out[3], 1);
     ck_assert_int_eq(sf_znode_uuid_from_str("AAECAwQFBgcICQoLDA0OD", u), SF_ERR_MALFORMED);
     ck_assert_int_eq(sf_znode_uuid_from_str("AAECAwQFBgcICQoLDA0ODwA", u), SF_ERR_MALFORMED);
@@ -1101,6 +1266,10 @@ static Suite *cluster_suite(void) {
     tcase_add_test(core, test_uuid);
     tcase_add_test(core, test_assign_kafka_vector);
     tcase_add_test(core, test_assign_random_spreads);
+    tcase_add_test(core, test_assign_racks_kafka_vector);
+    tcase_add_test(core, test_assign_racks_alternated);
+    tcase_add_test(core, test_assign_racks_spread);
+    tcase_add_test(core, test_assign_racks_mixed);
     tcase_add_test(core, test_snapshot_lookup);
     tcase_add_test(core, test_topic_names);
     tcase_add_test(core, test_elect_initial);
@@ -1120,6 +1289,7 @@ static Suite *cluster_suite(void) {
     tcase_add_test(limits, test_pstate_config_controller_wrong_types);
     tcase_add_test(limits, test_oversized_arrays);
     tcase_add_test(limits, test_misc_limits);
+    tcase_add_test(limits, test_assign_racks_limits);
     tcase_set_timeout(limits, 60);
     suite_add_tcase(s, core);
     suite_add_tcase(s, limits);
