@@ -21,8 +21,15 @@ enum {
     OPT_GENERATE,
     OPT_FILE,
     OPT_TOPICS,
-    OPT_BROKERS
+    OPT_BROKERS,
+    OPT_THROTTLE
 };
+
+/* Kafka's replication quota configs (kafka-reassign-partitions.sh --throttle). */
+#define LEADER_RATE "leader.replication.throttled.rate"
+#define FOLLOWER_RATE "follower.replication.throttled.rate"
+#define LEADER_REPLICAS "leader.replication.throttled.replicas"
+#define FOLLOWER_REPLICAS "follower.replication.throttled.replicas"
 
 /* A reassignment plan: partitions and their replica lists (topic names and lists owned). */
 typedef struct plan {
@@ -213,6 +220,119 @@ static int plan_apply(const sf_cli_t *cli, sf_admin_t *a, plan_t *p, const char 
 }
 
 /* ------------------------------------------------------------------------------------------
+ * Throttles, as kafka-reassign-partitions.sh sets them: each moving partition's current
+ * replicas send at most the rate (leader side), its new replicas fetch at most the rate
+ * (follower side), on every broker involved, until --verify finds every move done.
+ * ------------------------------------------------------------------------------------------ */
+
+static int has_id(const int32_t *ids, size_t n, int32_t id) {
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (ids[i] == id)
+            return 1;
+    return 0;
+}
+
+/* Append "partition:broker" to the list in @buf (@size). Returns -1 when it does not fit. */
+static int list_add(char *buf, size_t size, int32_t partition, int32_t broker) {
+    size_t len = strlen(buf);
+    int n = snprintf(buf + len, size - len, "%s%d:%d", len ? "," : "", (int)partition,
+                     (int)broker);
+    return n < 0 || (size_t)n >= size - len ? -1 : 0;
+}
+
+/* Set the throttled replica lists of topic @topic from the moves of @p (the current replicas
+ * in @info). Returns 0 or the exit code after printing. */
+static int throttle_topic(const sf_cli_t *cli, sf_admin_t *a, const sf_cluster_info_t *info,
+                          const plan_t *p, const char *topic) {
+    static char leaders[65536], followers[65536];
+    sf_config_kv_t kvs[2] = {{LEADER_REPLICAS, leaders}, {FOLLOWER_REPLICAS, followers}};
+    char errstr[512], what[300];
+    size_t i, j;
+    int rc, full = 0;
+    leaders[0] = followers[0] = '\0';
+    for (i = 0; i < p->n; i++) {
+        const sf_partition_info_t *pi = find_partition(info, p->v[i].topic, p->v[i].partition);
+        if (strcmp(p->v[i].topic, topic) || !pi)
+            continue;
+        for (j = 0; j < pi->replica_count; j++)
+            full |= list_add(leaders, sizeof(leaders), pi->id, pi->replicas[j]);
+        for (j = 0; j < p->v[i].replica_count; j++)
+            if (!has_id(pi->replicas, pi->replica_count, p->v[i].replicas[j]))
+                full |= list_add(followers, sizeof(followers), pi->id, p->v[i].replicas[j]);
+    }
+    if (full) {
+        sf_cli_error(cli, "too many partitions of topic '%s' to throttle in one list", topic);
+        return SF_CLI_EXIT_USAGE;
+    }
+    snprintf(what, sizeof(what), "throttling the replication of topic '%s'", topic);
+    rc = sf_admin_alter_configs(a, topic, kvs, 2, cli->timeout_ms, errstr, sizeof(errstr));
+    return rc ? sf_cli_fail_msg(cli, what, rc, errstr, NULL) : 0;
+}
+
+/* Set (@rate, as text) or remove (NULL) both replication rates of broker @id. */
+static int throttle_broker(const sf_cli_t *cli, sf_admin_t *a, int32_t id, const char *rate) {
+    sf_config_kv_t kvs[2] = {{LEADER_RATE, rate}, {FOLLOWER_RATE, rate}};
+    char errstr[512], broker[16], what[64];
+    int rc;
+    snprintf(broker, sizeof(broker), "%d", (int)id);
+    snprintf(what, sizeof(what), "%s the replication throttle of broker %d",
+             rate ? "setting" : "removing", (int)id);
+    rc = sf_admin_alter_broker_configs(a, broker, kvs, 2, cli->timeout_ms, errstr,
+                                       sizeof(errstr));
+    return rc ? sf_cli_fail_msg(cli, what, rc, errstr, NULL) : 0;
+}
+
+/* Throttle the moves of @p at @rate bytes per second: the topics' lists, then the rates of
+ * every broker that holds or gets a replica of a moving partition. */
+static int throttle_set(const sf_cli_t *cli, sf_admin_t *a, const sf_cluster_info_t *info,
+                        const plan_t *p, long long rate) {
+    char text[24];
+    size_t i, b;
+    int code;
+    for (i = 0; i < p->n; i++)
+        if ((i == 0 || strcmp(p->v[i].topic, p->v[i - 1].topic)) &&
+            (code = throttle_topic(cli, a, info, p, p->v[i].topic)) != 0)
+            return code;
+    snprintf(text, sizeof(text), "%lld", rate);
+    for (b = 0; b < info->broker_count; b++) {
+        int32_t id = info->brokers[b].id;
+        int involved = 0;
+        for (i = 0; i < p->n && !involved; i++) {
+            const sf_partition_info_t *pi =
+                find_partition(info, p->v[i].topic, p->v[i].partition);
+            involved = has_id(p->v[i].replicas, p->v[i].replica_count, id) ||
+                       (pi && has_id(pi->replicas, pi->replica_count, id));
+        }
+        if (involved && (code = throttle_broker(cli, a, id, text)) != 0)
+            return code;
+    }
+    if (!cli->json)
+        printf("Throttled the moves at %lld bytes per second; 'streamflow topic reassign "
+               "--verify' removes the throttle once they are done.\n", rate);
+    return 0;
+}
+
+/* Remove the throttles: the lists of @p's topics, the rates of every live broker. */
+static int throttle_clear(const sf_cli_t *cli, sf_admin_t *a, const sf_cluster_info_t *info,
+                          const plan_t *p) {
+    sf_config_kv_t kvs[2] = {{LEADER_REPLICAS, NULL}, {FOLLOWER_REPLICAS, NULL}};
+    char errstr[512];
+    size_t i;
+    int rc, code;
+    for (i = 0; i < p->n; i++)
+        if ((i == 0 || strcmp(p->v[i].topic, p->v[i - 1].topic)) &&
+            (rc = sf_admin_alter_configs(a, p->v[i].topic, kvs, 2, cli->timeout_ms, errstr,
+                                         sizeof(errstr))) != 0)
+            return sf_cli_fail_msg(cli, "removing the throttled replica lists", rc, errstr,
+                                   NULL);
+    for (i = 0; i < info->broker_count; i++)
+        if ((code = throttle_broker(cli, a, info->brokers[i].id, NULL)) != 0)
+            return code;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------
  * topic reassign --execute | --cancel | --verify | --list
  * ------------------------------------------------------------------------------------------ */
 
@@ -234,7 +354,7 @@ static int current_of(const sf_cluster_info_t *info, const plan_t *p, plan_t *cu
     return 0;
 }
 
-static int reassign_execute(const sf_cli_t *cli, sf_admin_t *a, plan_t *p) {
+static int reassign_execute(const sf_cli_t *cli, sf_admin_t *a, plan_t *p, long long throttle) {
     sf_cluster_info_t *info = NULL;
     plan_t cur = {0};
     json_t *jout = NULL;
@@ -252,6 +372,12 @@ static int reassign_execute(const sf_cli_t *cli, sf_admin_t *a, plan_t *p) {
         printf("Current partition replica assignment (give it to --execute to roll back):\n\n");
         print_compact(plan_json(&cur));
         printf("\n");
+    }
+    if (throttle >= 0 && (code = throttle_set(cli, a, info, p, throttle)) != 0) {
+        json_decref(jout);
+        plan_free(&cur);
+        sf_cluster_info_destroy(info);
+        return code;
     }
     code = plan_apply(cli, a, p, "starting the reassignment", "Started the reassignment of",
                       jout);
@@ -343,7 +469,9 @@ static int reassign_verify(const sf_cli_t *cli, sf_admin_t *a, const plan_t *p) 
             sf_cli_json_print(json_incref(jarr));
         else
             sf_cli_table_print(tab, stdout);
-        code = pending ? SF_CLI_EXIT_FAIL : SF_CLI_EXIT_OK;
+        code = pending ? SF_CLI_EXIT_FAIL : throttle_clear(cli, a, info, p);
+        if (!pending && !code && !cli->json)
+            printf("Every move has finished; the replication throttle is removed.\n");
     }
     sf_cli_table_free(tab);
     json_decref(jarr);
@@ -708,7 +836,10 @@ static void reassign_help(void) {
           "      --generate        propose a plan that spreads the replicas and preferred\n"
           "                        leaders of --topics evenly over --brokers (racks respected)\n"
           "      --topics LIST     comma-separated topic names (--generate)\n"
-          "      --brokers LIST    comma-separated broker ids (--generate)\n",
+          "      --brokers LIST    comma-separated broker ids (--generate)\n"
+          "      --throttle BYTES  with --execute: copy at most BYTES per second per broker\n"
+          "                        for the moves (Kafka's replication throttles); --verify\n"
+          "                        removes the throttle once every move is done\n",
           stdout);
     sf_cli_print_common_options(stdout);
 }
@@ -736,6 +867,7 @@ typedef struct reassign_opts {
     int mode; /* OPT_EXECUTE ... OPT_GENERATE, or 0 */
     int modes;
     const char *file;
+    long long throttle; /* bytes per second, -1 for none */
     scope_t scope;
 } reassign_opts_t;
 
@@ -749,9 +881,11 @@ static int parse_options(sf_cli_t *cli, int argc, char **argv, reassign_opts_t *
         {"generate", no_argument, NULL, OPT_GENERATE},
         {"reassignment-json-file", required_argument, NULL, OPT_FILE},
         {"topics", required_argument, NULL, OPT_TOPICS},
-        {"brokers", required_argument, NULL, OPT_BROKERS});
+        {"brokers", required_argument, NULL, OPT_BROKERS},
+        {"throttle", required_argument, NULL, OPT_THROTTLE});
     int opt;
     memset(o, 0, sizeof(*o));
+    o->throttle = -1;
     optind = 0;
     while ((opt = sf_cli_getopt(cli, argc, argv, SF_CLI_SHORTOPTS, longopts)) != -1) {
         switch (opt) {
@@ -765,6 +899,10 @@ static int parse_options(sf_cli_t *cli, int argc, char **argv, reassign_opts_t *
             o->modes++;
             break;
         case OPT_FILE: o->file = optarg; break;
+        case OPT_THROTTLE:
+            if (sf_cli_parse_int(cli, "--throttle", optarg, 1, INT64_MAX, &o->throttle) < 0)
+                return SF_CLI_EXIT_USAGE;
+            break;
         case OPT_TOPICS:
         case OPT_BROKERS:
             if (scope_parse(cli, &o->scope, optarg, opt == OPT_BROKERS) < 0)
@@ -794,6 +932,10 @@ int sf_cmd_topic_reassign(sf_cli_t *cli, int argc, char **argv) {
                           "and --generate; see '%s --help'", cli->prog);
         return SF_CLI_EXIT_USAGE;
     }
+    if (o.throttle >= 0 && o.mode != OPT_EXECUTE) {
+        sf_cli_error(cli, "--throttle goes with --execute");
+        return SF_CLI_EXIT_USAGE;
+    }
     if (o.file && (code = plan_read(cli, o.file, &p)) != 0)
         return code;
     if ((a = sf_cli_admin(cli)) == NULL) {
@@ -801,7 +943,7 @@ int sf_cmd_topic_reassign(sf_cli_t *cli, int argc, char **argv) {
         return SF_CLI_EXIT_USAGE;
     }
     switch (o.mode) {
-    case OPT_EXECUTE: code = reassign_execute(cli, a, &p); break;
+    case OPT_EXECUTE: code = reassign_execute(cli, a, &p, o.throttle); break;
     case OPT_VERIFY: code = reassign_verify(cli, a, &p); break;
     case OPT_CANCEL: code = reassign_cancel(cli, a, &p); break;
     case OPT_LIST: code = reassign_list(cli, a); break;
@@ -818,7 +960,7 @@ int sf_cmd_cluster_rebalance(sf_cli_t *cli, int argc, char **argv) {
     int code = parse_options(cli, argc, argv, &o, rebalance_help);
     if (code >= 0)
         return code;
-    if (o.modes > 1 || (o.modes && o.mode != OPT_EXECUTE) || o.file) {
+    if (o.modes > 1 || (o.modes && o.mode != OPT_EXECUTE) || o.file || o.throttle >= 0) {
         sf_cli_error(cli, "only --execute, --topics and --brokers apply; see '%s --help'",
                      cli->prog);
         return SF_CLI_EXIT_USAGE;

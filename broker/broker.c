@@ -35,6 +35,7 @@
 #include "purgatory.h"
 #include "replicas.h"
 #include "replication.h"
+#include "throttle.h"
 #include "view.h"
 #include "netlimit.h"
 #include "txn.h"
@@ -58,6 +59,7 @@ struct sf_broker {
     sf_purgatory_t *purgatory; /* the metadata thread's (admin requests) */
     sf_replicas_t *replicas;
     sf_replication_t *replication; /* followers' fetches, leaders' ISR changes */
+    sf_throttle_t leader_throttle; /* leader.replication.throttled.rate */
     sf_view_t *view;          /* the metadata thread's newest view */
     sf_cluster_t *cluster;
     sf_coord_t *coord; /* the group coordinator */
@@ -469,6 +471,7 @@ int sf_broker_new(struct event_base *base, const sf_brokercfg_t *cfg, sf_broker_
     }
     b->base = base;
     b->cfg = cfg;
+    sf_throttle_init(&b->leader_throttle);
     atomic_init(&b->retention_running, 0);
     if ((rc = open_logdirs(b, errstr, errstr_size)) != SF_OK ||
         (rc = start_threads(b, errstr, errstr_size)) != SF_OK)
@@ -665,6 +668,7 @@ void sf_broker_free(sf_broker_t *b) {
     for (i = 0; i < b->nendpoints; i++)
         free(b->endpoints[i]);
     free(b->endpoints);
+    sf_throttle_destroy(&b->leader_throttle);
     free(b);
 }
 
@@ -692,6 +696,10 @@ void sf_broker_notify_partition(sf_broker_t *b, const void *log) {
 
 sf_iopool_t *sf_broker_io(sf_broker_t *b) {
     return b->io;
+}
+
+sf_throttle_t *sf_broker_leader_throttle(sf_broker_t *b) {
+    return &b->leader_throttle;
 }
 
 void sf_broker_to_metadata(sf_broker_t *b, sf_mail_t *m) {

@@ -68,6 +68,9 @@ void sf_broker_notify_partition(sf_broker_t *b, const void *log);
 /* The I/O threads (iopool.h). Any thread. */
 struct sf_iopool *sf_broker_io(sf_broker_t *b);
 
+/* What this broker sends to throttled followers (throttle.h). Any thread. */
+struct sf_throttle *sf_broker_leader_throttle(sf_broker_t *b);
+
 /* Run m->fn(m->arg) on the metadata thread. Any thread; never fails. */
 void sf_broker_to_metadata(sf_broker_t *b, struct sf_mail *m);
 

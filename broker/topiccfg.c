@@ -100,6 +100,25 @@ static const sf_topiccfg_def_t defs[] = {
 
 #define NDEFS (sizeof(defs) / sizeof(defs[0]))
 
+/* Dynamic broker configs that give no topic config its default (Kafka's replication quotas):
+ * each is the synonym of itself, so that the broker config paths find, validate and resolve
+ * them as the others. */
+static const sf_topiccfg_def_t broker_defs[] = {
+    {"follower.replication.throttled.rate", SF_TOPICCFG_LONG, NEVER, 0, LMAX, NULL,
+     S1("follower.replication.throttled.rate"),
+     "bytes per second this broker fetches at most for its throttled replicas"},
+    {"leader.replication.throttled.rate", SF_TOPICCFG_LONG, NEVER, 0, LMAX, NULL,
+     S1("leader.replication.throttled.rate"),
+     "bytes per second this broker sends at most to throttled followers"},
+};
+
+#define NBROKER_DEFS (sizeof(broker_defs) / sizeof(broker_defs[0]))
+
+const sf_topiccfg_def_t *sf_topiccfg_broker_only(size_t *n) {
+    *n = NBROKER_DEFS;
+    return broker_defs;
+}
+
 const sf_topiccfg_def_t *sf_topiccfg_all(size_t *n) {
     *n = NDEFS;
     return defs;
@@ -116,13 +135,15 @@ const sf_topiccfg_def_t *sf_topiccfg_find(const char *name) {
 const sf_topiccfg_def_t *sf_topiccfg_find_synonym(const char *broker_key, int *idx) {
     size_t i;
     int s;
-    for (i = 0; i < NDEFS; i++)
-        for (s = 0; s < SF_TOPICCFG_MAX_SYNONYMS && defs[i].synonyms[s].name; s++)
-            if (!strcmp(defs[i].synonyms[s].name, broker_key)) {
+    for (i = 0; i < NDEFS + NBROKER_DEFS; i++) {
+        const sf_topiccfg_def_t *d = i < NDEFS ? &defs[i] : &broker_defs[i - NDEFS];
+        for (s = 0; s < SF_TOPICCFG_MAX_SYNONYMS && d->synonyms[s].name; s++)
+            if (!strcmp(d->synonyms[s].name, broker_key)) {
                 if (idx)
                     *idx = s;
-                return &defs[i];
+                return d;
             }
+    }
     return NULL;
 }
 

@@ -58,8 +58,11 @@ typedef struct sf_topiccfg_def {
 const sf_topiccfg_def_t *sf_topiccfg_all(size_t *n);
 /* The definition of @name, or NULL when Kafka has no such topic config. */
 const sf_topiccfg_def_t *sf_topiccfg_find(const char *name);
-/* The topic config whose broker synonym is @broker_key ("log.retention.hours"), with the index
- * of that synonym in *@idx; NULL if none. */
+/* The dynamic broker configs that are no topic config's synonym (the replication quotas),
+ * sorted by name (static); @n receives the count. Each is its own synonym (synonyms[0]). */
+const sf_topiccfg_def_t *sf_topiccfg_broker_only(size_t *n);
+/* The topic config (or broker-only config) whose broker synonym is @broker_key
+ * ("log.retention.hours"), with the index of that synonym in *@idx; NULL if none. */
 const sf_topiccfg_def_t *sf_topiccfg_find_synonym(const char *broker_key, int *idx);
 
 /* 1 if @value is acceptable for @def; else 0 with one sentence in @why ("must be at least

@@ -109,26 +109,27 @@ static int describe_entry(sf_kreq_t *kr, const sf_proto_DescribeConfigsRequest_t
 }
 
 /* The configs of a topic (@t) or of this broker (@t NULL: each topic config's broker
- * setting, read-only unless it is dynamic). */
+ * setting, read-only unless it is dynamic, and the replication quotas). */
 static int describe_resource(sf_kreq_t *kr, const sf_proto_DescribeConfigsRequest_t *dreq,
                              const sf_proto_DescribeConfigsRequest_DescribeConfigsResource_t *res,
                              const sf_cluster_topic_t *t,
                              sf_proto_DescribeConfigsResponse_DescribeConfigsResult_t *rr) {
     sf_topiccfg_ctx_t ctx;
-    size_t n, i;
-    const sf_topiccfg_def_t *defs = sf_topiccfg_all(&n);
+    size_t n, nb, i;
+    const sf_topiccfg_def_t *defs = sf_topiccfg_all(&n), *bdefs = sf_topiccfg_broker_only(&nb);
     request_ctx(kr, &ctx);
-    rr->Configs = sf_kreq_alloc(kr, n, sizeof(*rr->Configs));
+    rr->Configs = sf_kreq_alloc(kr, n + nb, sizeof(*rr->Configs));
     if (!rr->Configs)
         return SF_ERR_NOMEM;
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < (t ? n : n + nb); i++) {
+        const sf_topiccfg_def_t *def = i < n ? &defs[i] : &bdefs[i - n];
         sf_topiccfg_value_t vals[MAX_SYNONYMS];
-        const char *name = t ? defs[i].name : defs[i].synonyms[0].name;
+        const char *name = t ? def->name : def->synonyms[0].name;
         int nv;
         if (!name || !key_wanted(res, name))
             continue;
-        nv = sf_topiccfg_resolve(&ctx, t, &defs[i], vals, MAX_SYNONYMS);
-        if (describe_entry(kr, dreq, &defs[i], name, !t && !dynamic_def(name, NULL), vals, nv,
+        nv = sf_topiccfg_resolve(&ctx, t, def, vals, MAX_SYNONYMS);
+        if (describe_entry(kr, dreq, def, name, !t && !dynamic_def(name, NULL), vals, nv,
                            &rr->Configs[rr->ConfigsCount++]) != SF_OK)
             return SF_ERR_NOMEM;
     }

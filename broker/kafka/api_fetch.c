@@ -11,11 +11,13 @@
 
 #include "brokercfg.h"
 #include "clock.h"
+#include "election_rules.h"
 #include "leader.h"
 #include "log.h"
 #include "logging.h"
 #include "metrics.h"
 #include "msgset.h"
+#include "throttle.h"
 #include "topiccfg.h"
 
 /* Longest a fetch may wait, whatever the client asks. */
@@ -38,6 +40,7 @@ typedef struct fetch_op {
     int npartitions;
     int errors; /* partitions answered with an error by the last read */
     int32_t replica; /* the follower fetching (broker id), or -1 for a consumer */
+    int throttle_rate_set; /* the leader throttle has this request's rate */
 } fetch_op_t;
 
 /* Message format of a fetch version: magic 0 for v0-v1, 1 for v2-v3, 2 (no conversion). */
@@ -192,6 +195,28 @@ static int follower_fetch(fetch_op_t *op, const char *topic,
     return 0;
 }
 
+/* Kafka's shouldLeaderThrottle: 1 when the follower's fetch of this partition counts against
+ * leader.replication.throttled.rate (the follower is out of the ISR and the topic names this
+ * broker's replica in leader.replication.throttled.replicas), with *@hold set when that rate
+ * is used up and nothing should be read now. */
+static int leader_throttled(fetch_op_t *op, const char *topic,
+                            const sf_proto_FetchRequest_FetchPartition_t *fp, int *hold) {
+    const sf_cluster_partition_t *cp = sf_kreq_partition(op->kr, topic, fp->Partition);
+    const sf_topiccfg_ctx_t *ctx = sf_kreq_topiccfg(op->kr);
+    sf_throttle_t *t = sf_broker_leader_throttle(op->kr->b);
+    *hold = 0;
+    if (!cp || sf_elect_has(cp->isr, cp->nisr, op->replica) ||
+        !sf_throttle_listed(ctx, sf_kreq_topic(op->kr, topic), SF_THROTTLE_LEADER_REPLICAS,
+                            fp->Partition, sf_broker_cfg(op->kr->b)->broker_id))
+        return 0;
+    if (!op->throttle_rate_set) {
+        sf_throttle_set_rate(t, sf_throttle_rate(ctx, SF_THROTTLE_LEADER_RATE));
+        op->throttle_rate_set = 1;
+    }
+    *hold = sf_throttle_exceeded(t, sf_clock_wall_ms());
+    return 1;
+}
+
 /* read_committed: the aborted transactions overlapping what @sl holds from @fp's offset on
  * (Kafka's collectAbortedTransactions: last offset >= the fetch offset, first offset below
  * the offset after the data), into rp in the request's arena. Returns 0, or -1 with
@@ -234,7 +259,7 @@ static int64_t read_partition(fetch_op_t *op, const char *topic,
     int32_t max = fp->PartitionMaxBytes < budget ? fp->PartitionMaxBytes : budget;
     unsigned codecs;
     sf_log_t *log;
-    int rc, committed;
+    int rc, committed, throttled = 0, hold = 0;
 
     sf_proto_FetchResponse_PartitionData_init(rp);
     rp->PartitionIndex = fp->Partition;
@@ -258,6 +283,8 @@ static int64_t read_partition(fetch_op_t *op, const char *topic,
     rp->AbortedTransactionsCount = op->freq->IsolationLevel == 1 ? 0 : -1;
     rp->Records.len = 0;
     if (max <= 0 && total > 0)
+        return 0;
+    if (op->replica >= 0 && (throttled = leader_throttled(op, topic, fp, &hold)) && hold)
         return 0;
     /* Followers read up to the log end offset, consumers up to the high watermark, or the
      * last stable offset for read_committed. */
@@ -296,6 +323,9 @@ static int64_t read_partition(fetch_op_t *op, const char *topic,
         rp->ErrorCode = SF_KERR_UNSUPPORTED_COMPRESSION_TYPE;
         return 0;
     }
+    if (throttled)
+        sf_throttle_record(sf_broker_leader_throttle(op->kr->b), (int64_t)sl->len,
+                           sf_clock_wall_ms());
     rp->Records.len = (int32_t)sl->len;
     rp->RecordsRef = sl;
     return (int64_t)sl->len;

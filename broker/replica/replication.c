@@ -13,6 +13,7 @@
 #include "arena.h"
 #include "brokercfg.h"
 #include "clock.h"
+#include "election_rules.h"
 #include "err.h"
 #include "kmsg.h"
 #include "leader.h"
@@ -105,6 +106,10 @@ static repl_follow_t *follows_of(sf_replication_t *r, const sf_view_t *v, int *n
             f[m].leader = cp->leader;
             f[m].epoch = cp->leader_epoch;
             f[m].backoff_until_ms = 0;
+            f[m].throttled =
+                !sf_elect_has(cp->isr, cp->nisr, r->cfg->broker_id) &&
+                sf_throttle_listed(&v->topiccfg, topic, SF_THROTTLE_FOLLOWER_REPLICAS,
+                                   cp->partition, r->cfg->broker_id);
             m++;
         }
     }
@@ -134,6 +139,7 @@ static void view_take(sf_replication_t *r) {
     follows_free(r->follows, r->nfollows);
     r->follows = f;
     r->nfollows = n;
+    sf_throttle_set_rate(&r->throttle, sf_throttle_rate(&v->topiccfg, SF_THROTTLE_FOLLOWER_RATE));
     sf_view_unref(r->view);
     r->view = v;
 }
@@ -338,7 +344,9 @@ int sf_replication_new(const sf_brokercfg_t *cfg, sf_broker_t *b, sf_replication
     }
     r->cfg = cfg;
     r->b = b;
+    sf_throttle_init(&r->throttle);
     if (!(conf = sf_broker_client_conf(b, "replication", "REPL", errstr, errstr_size))) {
+        sf_throttle_destroy(&r->throttle);
         free(r);
         return SF_ERR_INVALID;
     }
@@ -348,6 +356,7 @@ int sf_replication_new(const sf_brokercfg_t *cfg, sf_broker_t *b, sf_replication
     r->cl = sf_client_new(conf, &role, 1, errstr, errstr_size);
     sf_conf_destroy(conf);
     if (!r->cl) {
+        sf_throttle_destroy(&r->throttle);
         free(r);
         return SF_ERR_INVALID;
     }
@@ -384,6 +393,7 @@ void sf_replication_free(sf_replication_t *r) {
     free(r->leaders);
     sf_view_unref(r->incoming);
     sf_view_unref(r->view);
+    sf_throttle_destroy(&r->throttle);
     free(r);
 }
 

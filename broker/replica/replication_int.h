@@ -8,6 +8,7 @@
 
 #include "client.h"
 #include "replication.h"
+#include "throttle.h"
 
 struct event;
 
@@ -17,6 +18,7 @@ typedef struct repl_follow {
     const sf_cluster_topic_t *topic; /* in r->view */
     int32_t leader, epoch;
     int64_t backoff_until_ms; /* no fetch before (after an error) */
+    int throttled; /* out of the ISR and named in follower.replication.throttled.replicas */
 } repl_follow_t;
 
 /* A leader fetched from: one Fetch in flight at most. */
@@ -40,6 +42,7 @@ struct sf_replication {
     int isr_busy;        /* an AlterPartition is in flight */
     struct shutdown_ctx *shutdown; /* a controlled shutdown under way */
     int64_t next_isr_check_ms;
+    sf_throttle_t throttle; /* follower.replication.throttled.rate */
 };
 
 /* The followed partition @part at @epoch, or NULL (it moved on). */

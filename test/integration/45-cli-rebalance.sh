@@ -41,7 +41,8 @@ if not eval(sys.argv[2]):
     sys.exit(1)
 EOF
 }
-topic_znode() { "$PY" zkq.py "127.0.0.1:$ZK_PORT" get /streamflow/brokers/topics/rb; }
+topic_znode_of() { "$PY" zkq.py "127.0.0.1:$ZK_PORT" get "/streamflow/brokers/topics/$1"; }
+topic_znode() { topic_znode_of rb; }
 
 # The dry run: moves listed, broker 4 gets replicas in the plan, nothing written.
 before=$(topic_znode)
@@ -128,6 +129,45 @@ run cluster rebalance --brokers 1,2
 expect_rc 1 "three replicas on two brokers"
 run cluster rebalance --brokers 7
 expect_rc 2 "a broker that is not live"
+
+# A throttled move: 24 MB of partition big-0 from broker 1 to broker 2 at 2 MB/s takes
+# seconds, not a fraction of one; --verify then removes the throttle.
+create_topic big 1 1 min.insync.replicas=1
+"$PY" - "$ALL" <<'PY' || fail "writing 24 MB to big"
+import os, sys
+from confluent_kafka import Producer
+p = Producer({"bootstrap.servers": sys.argv[1], "broker.address.family": "v4", "acks": "all",
+              "compression.type": "none", "linger.ms": 5})
+for _ in range(24 * 16):
+    p.produce("big", os.urandom(65536), partition=0)
+    p.poll(0)
+assert p.flush(60) == 0
+PY
+from=$(topic_znode_of big | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["partitions"]["0"][0])')
+to=$(( from % 4 + 1 ))
+echo '{"version":1,"partitions":[{"topic":"big","partition":0,"replicas":['$to']}]}' \
+    >"$SF_TMP/big.json"
+run topic reassign --execute "$SF_TMP/big.json" --throttle 2000000
+expect_rc 0 "topic reassign --execute --throttle"
+grep -q "Throttled the moves at 2000000 bytes per second" "$OUT" || fail "no throttle: $(cat "$OUT")"
+run config get --topic big --output json
+jcheck "the topic names the moving replicas" \
+    '{c["name"]: c["value"] for c in d["configs"]}.get("follower.replication.throttled.replicas") == "0:'$to'"'
+sleep 3
+copied=$(cat "$(broker_datadir "b$to")"/big-0/*.log 2>/dev/null | wc -c)
+log "broker $to holds $copied bytes of big-0 after 3 s at 2 MB/s"
+(( copied < 16 * 1024 * 1024 )) || fail "the throttle did not hold the copy back: $copied bytes in 3 s"
+wait_until 90 "the throttled move to finish" \
+    "$SF" --bootstrap-server "$ALL" topic reassign --verify "$SF_TMP/big.json"
+run topic reassign --verify "$SF_TMP/big.json"
+expect_rc 0 "topic reassign --verify after the move"
+grep -q "throttle is removed" "$OUT" || fail "verify did not remove the throttle: $(cat "$OUT")"
+run config get --topic big --output json
+jcheck "the throttled replica lists are gone" \
+    '"follower.replication.throttled.replicas" not in {c["name"]: c["value"] for c in d["configs"] if c["source"] == "DYNAMIC_TOPIC_CONFIG"}'
+run config get --broker "$to" --output json
+jcheck "the rates are gone" \
+    'all(c["source"] == "DEFAULT_CONFIG" for c in d["configs"] if c["name"].endswith("throttled.rate"))'
 
 # --generate: the topic onto brokers 2, 3, 4 only.
 run topic reassign --generate --topics rb --brokers 2,3,4 --output json

@@ -49,6 +49,7 @@
 #include "purgatory.h"
 #include "recbatch.h"
 #include "server.h"
+#include "throttle.h"
 #include "topiccfg.h"
 #include "view.h"
 
@@ -143,6 +144,12 @@ void sf_broker_notify_partition(sf_broker_t *b, const void *log) {
 
 sf_iopool_t *sf_broker_io(sf_broker_t *b) {
     return b->io;
+}
+
+sf_throttle_t *sf_broker_leader_throttle(sf_broker_t *b) {
+    static sf_throttle_t t = {PTHREAD_MUTEX_INITIALIZER, INT64_MAX, 0, 0};
+    (void)b;
+    return &t;
 }
 
 void sf_broker_to_metadata(sf_broker_t *b, sf_mail_t *m) {
