@@ -95,6 +95,16 @@ static void fetched_partition(sf_replication_t *r, fetch_item_t *it,
     int rc;
     if (!f || atomic_load(&it->part->lead_epoch) >= 0 || sf_log_end_offset(log) != it->offset)
         return; /* no longer followed at this epoch, or the log moved meanwhile */
+    if (pd->ErrorCode == SF_KERR_OFFSET_OUT_OF_RANGE && pd->LogStartOffset > it->offset) {
+        /* Behind what the leader still has (its retention moved on): start over at its log
+         * start, as Kafka's follower does. */
+        sf_log(SF_LOG_NOTICE, "REPL", "%s-%d: offset %lld is below the leader's log start "
+               "%lld: starting the log over there", it->part->topic, it->part->index,
+               (long long)it->offset, (long long)pd->LogStartOffset);
+        if (sf_log_truncate_fully(log, pd->LogStartOffset) != SF_OK)
+            f->backoff_until_ms = now + r->cfg->replica_fetch_backoff_ms;
+        return;
+    }
     if (pd->ErrorCode != SF_KERR_NONE) {
         if (pd->ErrorCode == SF_KERR_OFFSET_OUT_OF_RANGE)
             sf_log(SF_LOG_WARNING, "REPL", "%s-%d: offset %lld is outside the leader's log "

@@ -63,10 +63,13 @@ void sf_leader_apply(sf_partition_t *part, const sf_cluster_partition_t *cp, int
         atomic_store(&part->followers[n].id, -1);
     atomic_store(&part->lead_start_offset, sf_log_end_offset(part->log));
     atomic_store(&part->lead_epoch, cp->leader_epoch);
-    /* After a restart the high watermark is not known: nothing is visible until the ISR
-     * reports what it has (a follower that becomes leader knows it from its fetches). */
-    if (!atomic_exchange(&part->hw_known, 1))
-        sf_log_set_high_watermark(part->log, sf_log_start_offset(part->log));
+    /* After a restart the high watermark is the checkpointed one, or else unknown: nothing
+     * is visible until the ISR reports what it has (a follower that becomes leader knows it
+     * from its fetches). */
+    if (!atomic_exchange(&part->hw_known, 1)) {
+        int64_t hw = sf_log_checkpointed_high_watermark(part->log);
+        sf_log_set_high_watermark(part->log, hw >= 0 ? hw : sf_log_start_offset(part->log));
+    }
 }
 
 int sf_leader_follower_fetched(sf_partition_t *part, int32_t replica, int32_t epoch,

@@ -317,6 +317,7 @@ int sf_log_open(const char *dir, const char *topic, int32_t partition, const sf_
     log->partition = partition;
     log->cfg = *cfg;
     log->hw = -1;
+    log->checkpointed_hw = -1;
     log->first_unflushed_ms = -1;
     if (!log->topic || !log->path || sf_epochs_init(&log->epochs, path) != SF_OK)
         goto err;
@@ -722,6 +723,27 @@ int64_t sf_log_high_watermark(sf_log_t *log) {
     v = hw_locked(log);
     pthread_mutex_unlock(&log->mu);
     return v;
+}
+
+int sf_log_known_high_watermark(sf_log_t *log, int64_t *hw) {
+    pthread_mutex_lock(&log->mu);
+    *hw = log->hw >= 0 ? hw_locked(log) : log->checkpointed_hw;
+    pthread_mutex_unlock(&log->mu);
+    return *hw >= 0;
+}
+
+int64_t sf_log_checkpointed_high_watermark(sf_log_t *log) {
+    int64_t v;
+    pthread_mutex_lock(&log->mu);
+    v = log->checkpointed_hw;
+    pthread_mutex_unlock(&log->mu);
+    return v;
+}
+
+void sf_log_set_checkpointed_high_watermark(sf_log_t *log, int64_t hw) {
+    pthread_mutex_lock(&log->mu);
+    log->checkpointed_hw = hw < 0 ? -1 : hw > log->leo ? log->leo : hw;
+    pthread_mutex_unlock(&log->mu);
 }
 
 void sf_log_set_high_watermark(sf_log_t *log, int64_t hw) {

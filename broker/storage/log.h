@@ -157,6 +157,12 @@ int sf_log_append_replica(sf_log_t *log, const uint8_t *batches, size_t len, int
  * file could not be removed, logged, with the truncation done all the same). */
 int sf_log_truncate(sf_log_t *log, int64_t offset);
 
+/* Kafka's truncateFullyAndStartAt at any @offset, also past the LEO: every record goes, the
+ * log (start, LEO, recovery point, an explicit high watermark) starts again at @offset, the
+ * epoch cache is emptied. For a follower whose log ends below its leader's log start.
+ * @return SF_OK, SF_ERR_INVALID (@offset < 0) or SF_ERR_IO (as sf_log_truncate). */
+int sf_log_truncate_fully(sf_log_t *log, int64_t offset);
+
 /* Set the high watermark explicitly (as sf_log_set_high_watermark) but only ever upwards:
  * a value below the current one is ignored (and a negative one). Clamped to the LEO. A log
  * whose high watermark follows the LEO holds it at the LEO from then on (explicit). Returns
@@ -212,6 +218,15 @@ typedef struct sf_aborted_txn {
  * into a malloc'd array (*@out, *@n; NULL/0 when none). SF_OK or SF_ERR_NOMEM/SF_ERR_IO. */
 int sf_log_aborted_txns(sf_log_t *log, int64_t from, int64_t to, sf_aborted_txn_t **out,
                         size_t *n);
+
+/* The high watermark as far as it is known: the one set explicitly (replication), else the
+ * one the replication-offset-checkpoint gave at open. 1 with *@hw, or 0 when neither is
+ * (*@hw -1): a log whose high watermark follows its LEO says nothing about what the ISR has. */
+int sf_log_known_high_watermark(sf_log_t *log, int64_t *hw);
+/* The high watermark the log directory's replication-offset-checkpoint gave at open (clamped
+ * to the LEO then), or -1; set by the log directory (the log does not use it itself). */
+int64_t sf_log_checkpointed_high_watermark(sf_log_t *log);
+void sf_log_set_checkpointed_high_watermark(sf_log_t *log, int64_t hw);
 
 /* Set the high watermark explicitly; from then on appends no longer move it. Clamped to
  * [start, LEO]. Pass -1 to return to "high watermark == LEO". */

@@ -27,6 +27,7 @@ struct sf_log {
     int64_t leo;
     int64_t start; /* log start offset set by DeleteRecords; the first segment's base if higher */
     int64_t hw; /* -1: follows the LEO */
+    int64_t checkpointed_hw; /* from replication-offset-checkpoint at open; -1: none */
     int32_t leader_epoch;
     int64_t recovery_point;
     int64_t unflushed_msgs;

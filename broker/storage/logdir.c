@@ -52,6 +52,8 @@ struct sf_logdir {
     int64_t interval_ms;
     int ckpt_dirty; /* the set of logs changed since the last checkpoint */
     char *start_ckpt; /* the log-start-offset checkpoint last written (guarded by ckpt_mu) */
+    char *hw_ckpt;    /* the replication-offset-checkpoint likewise */
+    int64_t hw_ckpt_ms; /* when it was last looked at (guarded by ckpt_mu) */
 };
 
 /* ---- the table ---- */
@@ -301,6 +303,12 @@ static int start_offset_value(sf_log_t *log, int64_t *offset) {
     return *offset > base;
 }
 
+/* Only the high watermarks replication knows (or the checkpoint gave and nothing replaced
+ * yet): one that follows the LEO promises nothing, and must not become one after a crash. */
+static int hw_value(sf_log_t *log, int64_t *offset) {
+    return sf_log_known_high_watermark(log, offset);
+}
+
 /* Room for "0\n<count>\n" and for one "<topic> <partition> <offset>\n" line (a topic name
  * has at most 249 characters). */
 #define CKPT_HEADER_MAX 32
@@ -376,6 +384,17 @@ static int start_ckpt_write(sf_logdir_t *ld) {
     return rc;
 }
 
+/* Write the replication-offset-checkpoint if a high watermark moved, and at most every
+ * SF_LOGDIR_HW_CHECKPOINT_MS unless @now (Kafka's replica.high.watermark.checkpoint.interval.ms
+ * default). Called with ld->ckpt_mu held. */
+static int hw_ckpt_write(sf_logdir_t *ld, int now) {
+    int64_t ms = sf_clock_mono_ms();
+    if (!now && ms - ld->hw_ckpt_ms < SF_LOGDIR_HW_CHECKPOINT_MS)
+        return SF_OK;
+    ld->hw_ckpt_ms = ms;
+    return ckpt_write(ld, SF_LOGDIR_HW_CHECKPOINT, hw_value, &ld->hw_ckpt);
+}
+
 int sf_logdir_write_checkpoint(sf_logdir_t *ld) {
     int rc, r;
 
@@ -391,6 +410,8 @@ int sf_logdir_write_checkpoint(sf_logdir_t *ld) {
     }
     /* A failure here is retried by the flusher's next round (the text differs). */
     r = ckpt_write(ld, SF_LOGDIR_LOG_START_CHECKPOINT, start_offset_value, &ld->start_ckpt);
+    if (r == SF_OK)
+        r = hw_ckpt_write(ld, 1);
     pthread_mutex_unlock(&ld->ckpt_mu);
     return rc != SF_OK ? rc : r;
 }
@@ -444,8 +465,13 @@ static int start_at_checkpoint(sf_log_t *log, int64_t offset, int *clamped) {
     return rc;
 }
 
-static int open_logs(sf_logdir_t *ld, const ld_ckpt_t *ckpt, size_t nckpt,
-                     const ld_ckpt_t *starts, size_t nstarts, int *clamped, char *errstr,
+/* The checkpoints read at open: recovery points, start offsets, high watermarks. */
+typedef struct ld_ckpts {
+    ld_ckpt_t *rp, *start, *hw;
+    size_t nrp, nstart, nhw;
+} ld_ckpts_t;
+
+static int open_logs(sf_logdir_t *ld, const ld_ckpts_t *ck, int *clamped, char *errstr,
                      size_t errstr_size) {
     DIR *d = opendir(ld->path);
     struct dirent *de;
@@ -483,13 +509,15 @@ static int open_logs(sf_logdir_t *ld, const ld_ckpt_t *ckpt, size_t nckpt,
         if (ld->was_clean)
             rp = INT64_MAX;
         else
-            rp = (c = ckpt_find(ckpt, nckpt, topic, partition)) ? c->offset : 0;
+            rp = (c = ckpt_find(ck->rp, ck->nrp, topic, partition)) ? c->offset : 0;
         rc = sf_log_open(ld->path, topic, partition, &ld->defaults, rp, &log);
         if (rc != SF_OK) {
             sf_errf(errstr, errstr_size, "cannot open the log in %s: %s", sub, sf_err_str(rc));
             break;
         }
-        if ((c = ckpt_find(starts, nstarts, topic, partition)) != NULL &&
+        if ((c = ckpt_find(ck->hw, ck->nhw, topic, partition)) != NULL)
+            sf_log_set_checkpointed_high_watermark(log, c->offset);
+        if ((c = ckpt_find(ck->start, ck->nstart, topic, partition)) != NULL &&
             (rc = start_at_checkpoint(log, c->offset, clamped)) != SF_OK) {
             sf_log_close(log);
             sf_errf(errstr, errstr_size, "cannot set the log start offset of %s: %s", sub,
@@ -534,6 +562,7 @@ static void logdir_free(sf_logdir_t *ld) {
     pthread_mutex_destroy(&ld->ckpt_mu);
     pthread_cond_destroy(&ld->cond);
     free(ld->start_ckpt);
+    free(ld->hw_ckpt);
     free(ld->path);
     free(ld);
 }
@@ -542,8 +571,7 @@ int sf_logdir_open(const char *path, const sf_log_config_t *defaults, sf_logdir_
                    char *errstr, size_t errstr_size) {
     sf_logdir_t *ld;
     char file[4200];
-    ld_ckpt_t *ckpt = NULL, *starts = NULL;
-    size_t nckpt = 0, nstarts = 0;
+    ld_ckpts_t ck;
     int rc, clamped = 0;
 
     *out = NULL;
@@ -599,17 +627,21 @@ int sf_logdir_open(const char *path, const sf_log_config_t *defaults, sf_logdir_
             goto err;
         }
     }
+    memset(&ck, 0, sizeof(ck));
     if (!ld->was_clean)
         ckpt_read(path, SF_LOGDIR_RECOVERY_CHECKPOINT, "recovering every log from its start",
-                  &ckpt, &nckpt);
-    /* Start offsets matter after a clean shutdown too. */
+                  &ck.rp, &ck.nrp);
+    /* Start offsets and high watermarks matter after a clean shutdown too. */
     ckpt_read(path, SF_LOGDIR_LOG_START_CHECKPOINT, "every log starts at its oldest segment",
-              &starts, &nstarts);
+              &ck.start, &ck.nstart);
+    ckpt_read(path, SF_LOGDIR_HW_CHECKPOINT, "high watermarks are learnt from the ISR again",
+              &ck.hw, &ck.nhw);
     sf_log(SF_LOG_INFO, "STORAGE", "loading logs in %s (%s shutdown)", path,
            ld->was_clean ? "clean" : "unclean");
-    rc = open_logs(ld, ckpt, nckpt, starts, nstarts, &clamped, errstr, errstr_size);
-    ckpt_free(ckpt, nckpt);
-    ckpt_free(starts, nstarts);
+    rc = open_logs(ld, &ck, &clamped, errstr, errstr_size);
+    ckpt_free(ck.rp, ck.nrp);
+    ckpt_free(ck.start, ck.nstart);
+    ckpt_free(ck.hw, ck.nhw);
     if (rc != SF_OK)
         goto err;
     /* A start offset lowered to a shorter log's end must not come back with the next crash
@@ -843,10 +875,14 @@ static void *flusher_main(void *arg) {
             pthread_cond_broadcast(&ld->cond);
         dirty = ld->ckpt_dirty;
         pthread_mutex_unlock(&ld->mu);
-        if (flushed || dirty)
+        if (flushed || dirty) {
             (void)sf_logdir_write_checkpoint(ld);
-        else
+        } else {
             (void)start_ckpt_write(ld); /* DeleteRecords moves start offsets without a flush */
+            pthread_mutex_lock(&ld->ckpt_mu);
+            (void)hw_ckpt_write(ld, 0);
+            pthread_mutex_unlock(&ld->ckpt_mu);
+        }
         pthread_mutex_lock(&ld->mu);
     }
     pthread_mutex_unlock(&ld->mu);

@@ -19,6 +19,11 @@
 /* Log start offsets moved by DeleteRecords, listed only for the logs whose start is past
  * their oldest segment (Kafka's file and format). */
 #define SF_LOGDIR_LOG_START_CHECKPOINT "log-start-offset-checkpoint"
+/* Each log's high watermark as replication knew it (Kafka's file and format), written at most
+ * every SF_LOGDIR_HW_CHECKPOINT_MS and at close; a partition led again after a restart starts
+ * from it rather than from nothing. */
+#define SF_LOGDIR_HW_CHECKPOINT "replication-offset-checkpoint"
+#define SF_LOGDIR_HW_CHECKPOINT_MS 5000
 #define SF_LOGDIR_META "meta.properties"
 
 typedef struct sf_logdir sf_logdir_t;
@@ -29,8 +34,9 @@ typedef struct sf_logdir sf_logdir_t;
  * point (everything when the marker was absent and the checkpoint has no entry; nothing when
  * the marker was present). Each log then starts at the offset the log-start-offset checkpoint
  * gives it (clamped to [its oldest segment's base, its LEO]; a missing file is an empty list;
- * the file is rewritten at once when a value had to be lowered). "*-delete" directories are
- * removed. @defaults is copied and used
+ * the file is rewritten at once when a value had to be lowered) and the high watermark the
+ * replication-offset-checkpoint gives it (sf_log_checkpointed_high_watermark). "*-delete"
+ * directories are removed. @defaults is copied and used
  * for the logs found. On failure @errstr receives a sentence naming the directory and the
  * cause. @return SF_OK and *@out (owned: sf_logdir_close), SF_ERR_IO, SF_ERR_STATE (locked by
  * another process), SF_ERR_NOMEM. */
@@ -70,13 +76,14 @@ void sf_logdir_foreach(sf_logdir_t *ld, void (*fn)(sf_log_t *log, void *arg), vo
 
 /* Start the background flusher: every @check_interval_ms it flushes the logs for which
  * sf_log_needs_flush (wall-clock ms) and writes the recovery-point checkpoint when a recovery
- * point moved, the log-start-offset checkpoint when a log start offset moved (each: tmp file,
- * fsync, rename, fsync dir). @return SF_OK, SF_ERR_STATE (running),
+ * point moved, the log-start-offset checkpoint when a log start offset moved, the
+ * replication-offset-checkpoint when a high watermark moved (every SF_LOGDIR_HW_CHECKPOINT_MS
+ * at most) (each: tmp file, fsync, rename, fsync dir). @return SF_OK, SF_ERR_STATE (running),
  * SF_ERR_IO (thread creation failed). */
 int sf_logdir_start_flusher(sf_logdir_t *ld, int64_t check_interval_ms);
 
-/* Write the recovery-point checkpoint now, and the log-start-offset checkpoint unless it is
- * unchanged since its last write. @return SF_OK, SF_ERR_IO or SF_ERR_NOMEM. */
+/* Write the recovery-point checkpoint now, and the log-start-offset and high watermark
+ * checkpoints unless they are unchanged since their last write. @return SF_OK, SF_ERR_IO or SF_ERR_NOMEM. */
 int sf_logdir_write_checkpoint(sf_logdir_t *ld);
 
 /* Apply retention (and time-based rolling) to every log, and forget the producers idle for

@@ -219,6 +219,22 @@ static int truncate_locked(sf_log_t *log, int64_t offset) {
     return drop_rc;
 }
 
+int sf_log_truncate_fully(sf_log_t *log, int64_t offset) {
+    int rc;
+    if (offset < 0)
+        return SF_ERR_INVALID;
+    pthread_mutex_lock(&log->mu);
+    if (log->offline) {
+        rc = SF_ERR_IO;
+    } else {
+        rc = truncate_fully_locked(log, offset);
+        sf_log_txns_truncated_locked(log, log->leo, 1);
+        sf_log_producers_truncated_locked(log, log->leo, 1);
+    }
+    pthread_mutex_unlock(&log->mu);
+    return rc;
+}
+
 int sf_log_truncate(sf_log_t *log, int64_t offset) {
     int rc = SF_OK;
     if (offset < 0)

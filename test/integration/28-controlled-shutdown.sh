@@ -2,7 +2,8 @@
 # Controlled shutdown under load: each of three brokers in turn gets SIGTERM while an acks=all
 # producer streams numbered records; before it stops it has the controller move leadership
 # of every partition it leads to another in-sync replica, so it leads nothing when it exits;
-# it comes back into every ISR after a restart; every acknowledged record is read back.
+# it comes back into every ISR after a restart; every acknowledged record is read back. Each
+# broker stopped has checkpointed the high watermarks of its partitions.
 . "$(dirname "$0")/lib.sh"
 need_py confluent_kafka
 start_cluster min.insync.replicas=2 controlled.shutdown.retry.backoff.ms=500
@@ -18,6 +19,19 @@ for n in b1 b2 b3; do
         fail "$n stopped without handing its leadership over"
     # The hand-over happened before the exit: no waiting for the session to expire.
     state wait-leader-not "$id" 2 || fail "$n still leads partitions after its controlled shutdown"
+    # Its high watermarks are checkpointed (Kafka's replication-offset-checkpoint), each within
+    # its log: a restart as leader starts from them.
+    "$PY" - "$(broker_datadir "$n")" <<'EOF' || fail "$n did not checkpoint its high watermarks"
+import os, sys
+d = sys.argv[1]
+lines = open(os.path.join(d, "replication-offset-checkpoint")).read().splitlines()
+hw = {int(l.split()[1]): int(l.split()[2]) for l in lines[2:] if l.split()[0] == "cs"}
+assert lines[0] == "0" and int(lines[1]) == len(lines) - 2, lines[:2]
+assert sorted(hw) == list(range(6)) and all(v > 0 for v in hw.values()), hw
+for p, v in hw.items():
+    logs = [f for f in os.listdir(os.path.join(d, "cs-%d" % p)) if f.endswith(".log")]
+    assert v >= min(int(f[:-4]) for f in logs), (p, v)
+EOF
     more_acks 5000
     start_broker "$n"
     state wait-isr 3 60 || fail "$n did not rejoin the ISRs"

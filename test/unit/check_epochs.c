@@ -449,6 +449,28 @@ START_TEST(test_truncate_across_segments) {
 }
 END_TEST
 
+/* A follower whose log ends below its leader's log start starts over at it (Kafka's
+ * truncateFullyAndStartAt past the end). */
+START_TEST(test_truncate_fully_past_end) {
+    sf_log_t *log = segmented_log();
+    sf_log_set_high_watermark(log, 100);
+    ck_assert_int_eq(sf_log_truncate_fully(log, -1), SF_ERR_INVALID);
+    ck_assert_int_eq(sf_log_truncate_fully(log, 300), SF_OK);
+    ck_assert_int_eq(sf_log_start_offset(log), 300);
+    ck_assert_int_eq(sf_log_end_offset(log), 300);
+    ck_assert_int_eq(sf_log_high_watermark(log), 300);
+    ck_assert_int_eq(sf_log_latest_epoch(log), -1);
+    ck_assert_uint_eq(sf_log_segment_count(log), 1);
+    ck_assert_uint_eq(count_segment_files(), 1);
+    ck_assert_int_eq(leader_append(log, 3), 300);
+    sf_log_close(log);
+    log = open_log(4096);
+    ck_assert_int_eq(sf_log_start_offset(log), 300);
+    ck_assert_int_eq(sf_log_end_offset(log), 303);
+    sf_log_close(log);
+}
+END_TEST
+
 START_TEST(test_truncate_below_start) {
     sf_log_t *log = segmented_log();
     int64_t b3 = segment_base(3);
@@ -671,6 +693,7 @@ static Suite *epochs_suite(void) {
     tcase_add_test(limits, test_replica_append_rejects);
     tcase_add_test(limits, test_replica_append_far_gap);
     tcase_add_test(limits, test_truncate_below_start);
+    tcase_add_test(limits, test_truncate_fully_past_end);
     tcase_add_test(limits, test_checkpoint_rebuilt);
     suite_add_tcase(s, core);
     suite_add_tcase(s, limits);

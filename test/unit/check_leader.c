@@ -81,6 +81,20 @@ START_TEST(hw_waits_for_every_isr_member) {
 }
 END_TEST
 
+/* With a checkpointed high watermark (replication-offset-checkpoint) leadership starts from
+ * it, so what was committed before a restart stays visible; it still only moves up. */
+START_TEST(leadership_starts_at_the_checkpointed_hw) {
+    append(10);
+    sf_log_set_checkpointed_high_watermark(log_, 6);
+    sf_leader_apply(part, &cp, 1, 1000);
+    ck_assert_int_eq(sf_log_high_watermark(log_), 6);
+    ck_assert_int_eq(sf_leader_follower_fetched(part, 2, 5, 4, 1100), 0);
+    ck_assert_int_eq(sf_leader_follower_fetched(part, 3, 5, 4, 1100), 0);
+    ck_assert_int_eq(sf_leader_update_hw(part, &cp, 1), 0);
+    ck_assert_int_eq(sf_log_high_watermark(log_), 6);
+}
+END_TEST
+
 START_TEST(leader_alone_commits_its_appends) {
     cp.nisr = 1;
     sf_leader_apply(part, &cp, 1, 1000);
@@ -202,6 +216,7 @@ static Suite *leader_suite(void) {
     TCase *tc = tcase_create("core");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, hw_waits_for_every_isr_member);
+    tcase_add_test(tc, leadership_starts_at_the_checkpointed_hw);
     tcase_add_test(tc, leader_alone_commits_its_appends);
     tcase_add_test(tc, fetches_that_do_not_count);
     tcase_add_test(tc, a_lagging_follower_leaves_the_isr);

@@ -1539,6 +1539,53 @@ START_TEST(test_logdir_checkpoint) {
 }
 END_TEST
 
+/* The replication-offset-checkpoint: the high watermarks replication set (or the checkpoint
+ * gave and nothing replaced), not those that only follow the LEO; read back at open, clamped
+ * to the LEO. */
+START_TEST(test_logdir_hw_checkpoint) {
+    sf_log_config_t cfg;
+    sf_logdir_t *ld;
+    sf_log_t *a, *b;
+    char err[256], path[256], file[300];
+    int64_t hw;
+
+    defaults(&cfg);
+    snprintf(path, sizeof(path), "%s/data", tmpdir);
+    snprintf(file, sizeof(file), "%s/%s", path, SF_LOGDIR_HW_CHECKPOINT);
+    ck_assert_int_eq(sf_logdir_open(path, &cfg, &ld, err, sizeof(err)), SF_OK);
+    ck_assert_int_eq(sf_logdir_create(ld, "a", 0, NULL, &a), SF_OK);
+    ck_assert_int_eq(sf_logdir_create(ld, "b", 1, NULL, &b), SF_OK);
+    append_batch(a, 6, 10, 1, 0);
+    append_batch(b, 6, 10, 1, 0);
+    sf_log_set_high_watermark(a, 4);
+    ck_assert_int_eq(sf_log_known_high_watermark(b, &hw), 0);
+    ck_assert_int_eq(sf_logdir_close(ld, 0), SF_OK);
+    ck_assert_int_eq(sf_logdir_open(path, &cfg, &ld, err, sizeof(err)), SF_OK);
+    a = sf_logdir_get(ld, "a", 0);
+    b = sf_logdir_get(ld, "b", 1);
+    ck_assert(sf_log_checkpointed_high_watermark(a) == 4);
+    ck_assert(sf_log_checkpointed_high_watermark(b) == -1);
+    /* Not applied by the log itself: its high watermark follows the LEO until set. */
+    ck_assert(sf_log_high_watermark(a) == 6);
+    /* Kept across a restart that sets nothing, then replaced by what replication sets. */
+    ck_assert_int_eq(sf_logdir_close(ld, 1), SF_OK);
+    ck_assert_int_eq(sf_logdir_open(path, &cfg, &ld, err, sizeof(err)), SF_OK);
+    a = sf_logdir_get(ld, "a", 0);
+    ck_assert(sf_log_checkpointed_high_watermark(a) == 4);
+    sf_log_set_high_watermark(a, 5);
+    ck_assert_int_eq(sf_logdir_close(ld, 0), SF_OK);
+    /* A value past the log end (a log cut short by a crash) is clamped to it. */
+    write_file(file, (const uint8_t *)"0\n1\na 0 99\n", 12);
+    ck_assert_int_eq(sf_logdir_open(path, &cfg, &ld, err, sizeof(err)), SF_OK);
+    ck_assert(sf_log_checkpointed_high_watermark(sf_logdir_get(ld, "a", 0)) == 6);
+    ck_assert_int_eq(sf_logdir_close(ld, 0), SF_OK);
+    write_file(file, (const uint8_t *)"0\n1\na 0 5\n", 11);
+    ck_assert_int_eq(sf_logdir_open(path, &cfg, &ld, err, sizeof(err)), SF_OK);
+    ck_assert(sf_log_checkpointed_high_watermark(sf_logdir_get(ld, "a", 0)) == 5);
+    ck_assert_int_eq(sf_logdir_close(ld, 0), SF_OK);
+}
+END_TEST
+
 START_TEST(test_logdir_flusher) {
     sf_log_config_t cfg;
     sf_logdir_t *ld;
@@ -1937,6 +1984,7 @@ static Suite *log_suite(void) {
     tcase_add_test(core, test_delete_records_retention);
     tcase_add_test(core, test_logdir_reopen);
     tcase_add_test(core, test_logdir_checkpoint);
+    tcase_add_test(core, test_logdir_hw_checkpoint);
     tcase_add_test(core, test_logdir_flusher);
     tcase_add_test(core, test_logdir_broker_id);
     tcase_add_test(core, test_logdir_start_offset);
