@@ -368,6 +368,15 @@ const char *sf_cli_config_source_name(int source) {
     }
 }
 
+json_t *sf_cli_json_ids(const int32_t *ids, size_t n) {
+    json_t *a = json_array();
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        json_array_append_new(a, json_integer(ids[i]));
+    return a;
+}
+
 const char *sf_cli_join_ids(const int32_t *ids, size_t n, char *buf, size_t size) {
     size_t i, off = 0;
 

@@ -12,10 +12,6 @@
 #define KERR_NON_EMPTY_GROUP 68
 #define KERR_GROUP_ID_NOT_FOUND 69
 
-/* Common options plus @extra (terminated by a zeroed entry) in one getopt_long table. */
-#define GROUP_OPTS(...)                                                                        \
-    { SF_CLI_LONGOPTS, __VA_ARGS__, {NULL, 0, NULL, 0} }
-
 enum {
     OPT_MEMBERS = 0x200,
     OPT_STATE,
@@ -471,7 +467,7 @@ static int describe_offsets(sf_cli_t *cli, sf_admin_t *a, dgroup_t *gs, size_t n
 
 static int group_describe(sf_cli_t *cli, int argc, char **argv) {
     static const struct option longopts[] =
-        GROUP_OPTS({"members", no_argument, NULL, OPT_MEMBERS},
+        SF_CLI_OPTS({"members", no_argument, NULL, OPT_MEMBERS},
                    {"state", no_argument, NULL, OPT_STATE},
                    {"verbose", no_argument, NULL, OPT_VERBOSE});
     sf_group_info_t *infos = NULL;
@@ -871,7 +867,7 @@ out:
 
 static int group_reset(sf_cli_t *cli, int argc, char **argv) {
     static const struct option longopts[] =
-        GROUP_OPTS({"topic", required_argument, NULL, OPT_TOPIC},
+        SF_CLI_OPTS({"topic", required_argument, NULL, OPT_TOPIC},
                    {"all-topics", no_argument, NULL, OPT_ALL_TOPICS},
                    {"to-earliest", no_argument, NULL, OPT_TO_EARLIEST},
                    {"to-latest", no_argument, NULL, OPT_TO_LATEST},

@@ -10,9 +10,6 @@
 #include "cmdutil.h"
 #include "rebalance.h"
 
-#define REASSIGN_OPTS(...)                                                                     \
-    { SF_CLI_LONGOPTS, __VA_ARGS__, {NULL, 0, NULL, 0} }
-
 enum {
     OPT_EXECUTE = 0x200,
     OPT_VERIFY,
@@ -77,14 +74,6 @@ static int plan_add(plan_t *p, const char *topic, int32_t partition, const int32
     return 0;
 }
 
-static json_t *json_ids(const int32_t *ids, size_t n) {
-    json_t *a = json_array();
-    size_t i;
-    for (i = 0; i < n; i++)
-        json_array_append_new(a, json_integer(ids[i]));
-    return a;
-}
-
 /* @p in the format of kafka-reassign-partitions.sh. */
 static json_t *plan_json(const plan_t *p) {
     json_t *parts = json_array();
@@ -95,7 +84,7 @@ static json_t *plan_json(const plan_t *p) {
             json_array_append_new(dirs, json_string("any"));
         json_array_append_new(parts, json_pack("{s:s, s:i, s:o, s:o}", "topic", p->v[i].topic,
                                                "partition", (int)p->v[i].partition, "replicas",
-                                               json_ids(p->v[i].replicas, p->v[i].replica_count),
+                                               sf_cli_json_ids(p->v[i].replicas, p->v[i].replica_count),
                                                "log_dirs", dirs));
     }
     return json_pack("{s:i, s:o}", "version", 1, "partitions", parts);
@@ -504,9 +493,9 @@ static int reassign_list(const sf_cli_t *cli, sf_admin_t *a) {
         json_array_append_new(
             jarr, json_pack("{s:s, s:i, s:o, s:o, s:o}", "topic", r[i].topic, "partition",
                             (int)r[i].partition, "replicas",
-                            json_ids(r[i].replicas, r[i].replica_count), "adding",
-                            json_ids(r[i].adding, r[i].adding_count), "removing",
-                            json_ids(r[i].removing, r[i].removing_count)));
+                            sf_cli_json_ids(r[i].replicas, r[i].replica_count), "adding",
+                            sf_cli_json_ids(r[i].adding, r[i].adding_count), "removing",
+                            sf_cli_json_ids(r[i].removing, r[i].removing_count)));
     }
     if (cli->json)
         sf_cli_json_print(json_incref(jarr));
@@ -875,7 +864,7 @@ typedef struct reassign_opts {
  * on, else the exit code. */
 static int parse_options(sf_cli_t *cli, int argc, char **argv, reassign_opts_t *o,
                          void (*help)(void)) {
-    static const struct option longopts[] = REASSIGN_OPTS(
+    static const struct option longopts[] = SF_CLI_OPTS(
         {"execute", no_argument, NULL, OPT_EXECUTE}, {"verify", no_argument, NULL, OPT_VERIFY},
         {"cancel", no_argument, NULL, OPT_CANCEL}, {"list", no_argument, NULL, OPT_LIST},
         {"generate", no_argument, NULL, OPT_GENERATE},

@@ -16,10 +16,6 @@
 #define KERR_INVALID_REPLICATION_FACTOR 38
 #define KERR_INVALID_CONFIG 40
 
-/* Common options plus @extra (terminated by a zeroed entry) in one getopt_long table. */
-#define TOPIC_OPTS(...)                                                                        \
-    { SF_CLI_LONGOPTS, __VA_ARGS__, {NULL, 0, NULL, 0} }
-
 enum {
     OPT_PARTITIONS = 0x200,
     OPT_REPLICATION,
@@ -41,15 +37,6 @@ static size_t topic_replication(const sf_topic_info_t *t) {
         if (t->partitions[i].replica_count > rf)
             rf = t->partitions[i].replica_count;
     return rf;
-}
-
-static json_t *json_ids(const int32_t *ids, size_t n) {
-    json_t *a = json_array();
-    size_t i;
-
-    for (i = 0; i < n; i++)
-        json_array_append_new(a, json_integer(ids[i]));
-    return a;
 }
 
 /* The one topic NAME operand left after the options (argv[optind]) of "topic @verb", or NULL
@@ -91,7 +78,7 @@ static void create_help(void) {
 }
 
 static int topic_create(sf_cli_t *cli, int argc, char **argv) {
-    static const struct option longopts[] = TOPIC_OPTS(
+    static const struct option longopts[] = SF_CLI_OPTS(
         {"partitions", required_argument, NULL, OPT_PARTITIONS},
         {"replication-factor", required_argument, NULL, OPT_REPLICATION},
         {"config", required_argument, NULL, OPT_CONFIG},
@@ -200,7 +187,7 @@ static void list_help(void) {
 
 static int topic_list(sf_cli_t *cli, int argc, char **argv) {
     static const struct option longopts[] =
-        TOPIC_OPTS({"exclude-internal", no_argument, NULL, OPT_EXCLUDE_INTERNAL});
+        SF_CLI_OPTS({"exclude-internal", no_argument, NULL, OPT_EXCLUDE_INTERNAL});
     static const char *const headers[] = {"TOPIC", "PARTITIONS", "REPLICATION-FACTOR"};
     int opt, rc, exclude_internal = 0;
     sf_cluster_info_t *info = NULL;
@@ -344,7 +331,7 @@ static int topic_overrides(sf_cli_t *cli, sf_admin_t *a, const char *topic, char
 
 static int topic_describe(sf_cli_t *cli, int argc, char **argv) {
     static const struct option longopts[] =
-        TOPIC_OPTS({"under-replicated-partitions", no_argument, NULL, OPT_UNDER_REPLICATED},
+        SF_CLI_OPTS({"under-replicated-partitions", no_argument, NULL, OPT_UNDER_REPLICATED},
                    {"unavailable-partitions", no_argument, NULL, OPT_UNAVAILABLE},
                    {"exclude-internal", no_argument, NULL, OPT_EXCLUDE_INTERNAL});
     static const char *const headers[] = {"PARTITION", "LEADER", "REPLICAS", "ISR"};
@@ -423,8 +410,8 @@ static int topic_describe(sf_cli_t *cli, int argc, char **argv) {
                     continue;
                 jp = json_pack("{s:i, s:i, s:i, s:o, s:o}", "partition", (int)p->id, "leader",
                                (int)p->leader, "leader_epoch", (int)p->leader_epoch, "replicas",
-                               json_ids(p->replicas, p->replica_count), "isr",
-                               json_ids(p->isr, p->isr_count));
+                               sf_cli_json_ids(p->replicas, p->replica_count), "isr",
+                               sf_cli_json_ids(p->isr, p->isr_count));
                 if (p->err != 0)
                     json_object_set_new(jp, "error", json_string(sf_error_name(p->err)));
                 json_array_append_new(jparts, jp);
@@ -491,7 +478,7 @@ static void delete_help(void) {
 
 static int topic_delete(sf_cli_t *cli, int argc, char **argv) {
     static const struct option longopts[] =
-        TOPIC_OPTS({"if-exists", no_argument, NULL, OPT_IF_EXISTS});
+        SF_CLI_OPTS({"if-exists", no_argument, NULL, OPT_IF_EXISTS});
     int opt, rc, if_exists = 0, code = SF_CLI_EXIT_OK;
     json_t *jres = NULL;
     char errstr[512], what[300];
@@ -571,7 +558,7 @@ static void alter_help(void) {
 
 static int topic_alter(sf_cli_t *cli, int argc, char **argv) {
     static const struct option longopts[] =
-        TOPIC_OPTS({"partitions", required_argument, NULL, OPT_PARTITIONS},
+        SF_CLI_OPTS({"partitions", required_argument, NULL, OPT_PARTITIONS},
                    {"config", required_argument, NULL, OPT_CONFIG},
                    {"delete-config", required_argument, NULL, OPT_DELETE_CONFIG});
     sf_config_kv_t *kvs;
@@ -739,7 +726,7 @@ static void producers_show(const sf_cli_t *cli, int32_t part, const sf_producer_
 
 static int topic_describe_producers(sf_cli_t *cli, int argc, char **argv) {
     static const struct option longopts[] =
-        TOPIC_OPTS({"partition", required_argument, NULL, OPT_PARTITION});
+        SF_CLI_OPTS({"partition", required_argument, NULL, OPT_PARTITION});
     static const char *const headers[] = {"PARTITION", "PRODUCER-ID", "EPOCH",
                                           "LAST-SEQUENCE", "LAST-TIMESTAMP", "TXN-START-OFFSET"};
     long long only = -1;

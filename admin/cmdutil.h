@@ -70,6 +70,12 @@ int sf_cli_fail_msg(const sf_cli_t *cli, const char *what, int err, const char *
 int sf_cmd_topic_reassign(sf_cli_t *cli, int argc, char **argv);
 int sf_cmd_cluster_rebalance(sf_cli_t *cli, int argc, char **argv);
 
+/* A list of int32 as a new JSON array. */
+json_t *sf_cli_json_ids(const int32_t *ids, size_t n);
+
+/* The common options plus @... (getopt_long entries) in one table, terminated. */
+#define SF_CLI_OPTS(...) { SF_CLI_LONGOPTS, __VA_ARGS__, {NULL, 0, NULL, 0} }
+
 /* Render a list of int32 as "1,2,3" into @buf (truncated to @size). */
 const char *sf_cli_join_ids(const int32_t *ids, size_t n, char *buf, size_t size);
 

@@ -114,6 +114,12 @@ static int32_t *live_ids(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap, in
     return v;
 }
 
+int sf_cluster_broker_shutting_down(sf_cluster_t *cl, int32_t broker) {
+    const sf_cluster_snapshot_t *snap = cl->current;
+    const sf_cluster_broker_t *b = snap ? sf_cluster_snapshot_broker(snap, broker) : NULL;
+    return cl->is_controller && b && evacuating(cl, snap, b);
+}
+
 void sf_cluster_coordinators_evacuate(sf_cluster_t *cl, int32_t broker) {
     const sf_cluster_snapshot_t *snap = cl->current;
     const sf_cluster_broker_t *b = snap ? sf_cluster_snapshot_broker(snap, broker) : NULL;

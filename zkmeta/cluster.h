@@ -273,6 +273,11 @@ int sf_cluster_reassign(sf_cluster_t *cl, sf_cluster_reassignment_t *r, int n,
  * controller (ignored elsewhere). */
 void sf_cluster_coordinators_evacuate(sf_cluster_t *cl, int32_t broker);
 
+/* 1 if broker @broker asked the controller for a controlled shutdown under its current
+ * registration (Kafka's shuttingDownBrokerIds): it is not added to an ISR nor elected leader
+ * while another replica can be. The controller's metadata thread. */
+int sf_cluster_broker_shutting_down(sf_cluster_t *cl, int32_t broker);
+
 /* ---- Committed offsets (the group coordinators; offsets.c) ---- */
 
 /* One committed offset. Strings are borrowed (by the callee until its completion when given,

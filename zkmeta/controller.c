@@ -201,30 +201,42 @@ static int batch_grow(struct cl_ctrl_batch *bt) {
 }
 
 /* A decision about one partition of @t (election_rules.h outcomes, @out filled unless NONE). */
-typedef int (*decide_fn)(const sf_cluster_topic_t *t, const sf_cluster_partition_t *part,
-                         const sf_cluster_snapshot_t *snap, const void *ctx,
-                         sf_cluster_partition_t *out);
+typedef int (*decide_fn)(sf_cluster_t *cl, const sf_cluster_topic_t *t,
+                         const sf_cluster_partition_t *part, const sf_cluster_snapshot_t *snap,
+                         const void *ctx, sf_cluster_partition_t *out);
 
-/* After brokers left: @ctx points to the topic's unclean election setting. */
-static int decide_failover(const sf_cluster_topic_t *t, const sf_cluster_partition_t *part,
-                           const sf_cluster_snapshot_t *snap, const void *ctx,
-                           sf_cluster_partition_t *out) {
-    (void)t;
-    return sf_elect_failover(part, snap, *(const int *)ctx, out);
+static int shutting_down(void *cl, int32_t id) {
+    return sf_cluster_broker_shutting_down(cl, id);
 }
 
-/* A preferred election where it can be held. */
-static int elect_preferred(const sf_cluster_partition_t *part, const sf_cluster_snapshot_t *snap,
-                           sf_cluster_partition_t *out) {
-    int o = sf_elect_preferred(part, snap, out);
+/* After brokers left (@ctx points to the topic's unclean election setting): a new leader from
+ * the live ISR, not one in controlled shutdown while another can lead (Kafka's ZooKeeper
+ * controller elects among the live brokers, those shutting down excepted). */
+static int decide_failover(sf_cluster_t *cl, const sf_cluster_topic_t *t,
+                           const sf_cluster_partition_t *part, const sf_cluster_snapshot_t *snap,
+                           const void *ctx, sf_cluster_partition_t *out) {
+    int o = sf_elect_failover(part, snap, *(const int *)ctx, out);
+    (void)t;
+    if (o == SF_ELECT_LEADER)
+        sf_elect_avoid_shutting_down(part, shutting_down, cl, out);
+    return o;
+}
+
+/* A preferred election where it can be held: not to a broker in controlled shutdown. */
+static int elect_preferred(sf_cluster_t *cl, const sf_cluster_partition_t *part,
+                           const sf_cluster_snapshot_t *snap, sf_cluster_partition_t *out) {
+    int o;
+    if (part->nreplicas > 0 && sf_cluster_broker_shutting_down(cl, part->replicas[0]))
+        return SF_ELECT_NONE;
+    o = sf_elect_preferred(part, snap, out);
     return o == SF_ELECT_OFFLINE ? SF_ELECT_NONE : o;
 }
 
 /* The rebalance: @ctx is the list of imbalanced brokers (-1 ends it); partitions preferring
  * them go back to them when they can. */
-static int decide_rebalance(const sf_cluster_topic_t *t, const sf_cluster_partition_t *part,
-                            const sf_cluster_snapshot_t *snap, const void *ctx,
-                            sf_cluster_partition_t *out) {
+static int decide_rebalance(sf_cluster_t *cl, const sf_cluster_topic_t *t,
+                            const sf_cluster_partition_t *part, const sf_cluster_snapshot_t *snap,
+                            const void *ctx, sf_cluster_partition_t *out) {
     const int32_t *ids = ctx;
     int i;
     (void)t;
@@ -232,18 +244,18 @@ static int decide_rebalance(const sf_cluster_topic_t *t, const sf_cluster_partit
         ;
     if (part->nreplicas < 1 || ids[i] < 0)
         return SF_ELECT_NONE;
-    return elect_preferred(part, snap, out);
+    return elect_preferred(cl, part, snap, out);
 }
 
-/* /admin/preferred_replica_election: @ctx is the cluster, whose list names the partitions. */
-static int decide_listed(const sf_cluster_topic_t *t, const sf_cluster_partition_t *part,
-                         const sf_cluster_snapshot_t *snap, const void *ctx,
-                         sf_cluster_partition_t *out) {
-    const sf_cluster_t *cl = ctx;
+/* /admin/preferred_replica_election: the cluster's list names the partitions. */
+static int decide_listed(sf_cluster_t *cl, const sf_cluster_topic_t *t,
+                         const sf_cluster_partition_t *part, const sf_cluster_snapshot_t *snap,
+                         const void *ctx, sf_cluster_partition_t *out) {
     int i;
+    (void)ctx;
     for (i = 0; i < cl->npref; i++)
         if (cl->pref[i].partition == part->partition && !strcmp(cl->pref[i].topic, t->name))
-            return elect_preferred(part, snap, out);
+            return elect_preferred(cl, part, snap, out);
     return SF_ELECT_NONE;
 }
 
@@ -262,7 +274,7 @@ static int batch_topic(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap,
             return SF_ERR_NOMEM;
         w = &bt->w[bt->n];
         memset(w, 0, sizeof(*w));
-        out = decide(t, part, snap, ctx, &w->st);
+        out = decide(cl, t, part, snap, ctx, &w->st);
         if (out < 0)
             return SF_ERR_NOMEM;
         if (out == SF_ELECT_NONE)
@@ -405,7 +417,7 @@ void cl_controller_run(sf_cluster_t *cl, const sf_cluster_snapshot_t *snap) {
     cl_coordinators_run(cl, snap);
     if (cl->npref && !cl->pref_busy) {
         cl->pref_busy = 1;
-        if (!controller_batch(cl, snap, decide_listed, cl, "preferred replica election"))
+        if (!controller_batch(cl, snap, decide_listed, NULL, "preferred replica election"))
             preferred_done(cl); /* nothing to elect */
     }
 }

@@ -184,6 +184,22 @@ sf_kerr_t sf_elect_alter_check(const sf_cluster_partition_t *part,
     return SF_KERR_NONE;
 }
 
+int sf_elect_avoid_shutting_down(const sf_cluster_partition_t *part,
+                                 int (*down)(void *arg, int32_t id), void *arg,
+                                 sf_cluster_partition_t *out) {
+    int i;
+    if (out->leader < 0 || !down(arg, out->leader))
+        return 0;
+    for (i = 0; i < part->nreplicas; i++) {
+        int32_t r = part->replicas[i];
+        if (r != out->leader && sf_elect_has(out->isr, out->nisr, r) && !down(arg, r)) {
+            out->leader = r;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int sf_elect_preferred(const sf_cluster_partition_t *part, const sf_cluster_snapshot_t *snap,
                        sf_cluster_partition_t *out) {
     int32_t preferred = part->nreplicas > 0 ? part->replicas[0] : -1;

@@ -46,6 +46,14 @@ int sf_elect_failover(const sf_cluster_partition_t *part, const sf_cluster_snaps
 int sf_elect_shutdown(const sf_cluster_partition_t *part, const sf_cluster_snapshot_t *snap,
                       int32_t leaving, sf_cluster_partition_t *out);
 
+/* KIP-841: a new leader in @out that @down says is shutting down (@down(@arg, id)) gives way
+ * to the first replica in assignment order that is in @out's ISR and not shutting down; it
+ * stays when there is none (a leader that is leaving is better than none). Returns 1 when
+ * the leader changed. */
+int sf_elect_avoid_shutting_down(const sf_cluster_partition_t *part,
+                                 int (*down)(void *arg, int32_t id), void *arg,
+                                 sf_cluster_partition_t *out);
+
 /* Preferred leader election (Kafka's preferredReplicaPartitionLeaderElection): the first
  * replica in assignment order leads if it is live and in the ISR (SF_ELECT_LEADER, the ISR
  * kept, leader epoch + 1; @out as for sf_elect_failover). SF_ELECT_NONE when it leads

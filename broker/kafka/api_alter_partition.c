@@ -56,6 +56,18 @@ static int new_isr(sf_kreq_t *kr, const sf_proto_AlterPartitionRequest_Partition
 }
 
 /* One partition: checked, then answered now or queued for the write. */
+/* 1 if the new ISR @isr (@n) adds a broker that is in controlled shutdown. */
+static int adds_shutting_down(sf_kreq_t *kr, const sf_cluster_partition_t *part,
+                              const int32_t *isr, int n) {
+    sf_cluster_t *cl = sf_broker_cluster(kr->b);
+    int i;
+    for (i = 0; cl && i < n; i++)
+        if (!sf_elect_has(part->isr, part->nisr, isr[i]) &&
+            sf_cluster_broker_shutting_down(cl, isr[i]))
+            return 1;
+    return 0;
+}
+
 static void alter_one(sf_kreq_t *kr, sf_kstate_op_t *op,
                       const sf_proto_AlterPartitionRequest_t *req,
                       const sf_cluster_snapshot_t *snap, const sf_cluster_topic_t *t,
@@ -92,6 +104,12 @@ static void alter_one(sf_kreq_t *kr, sf_kstate_op_t *op,
     }
     rp->ErrorCode = sf_elect_alter_check(part, snap, req->BrokerId, pd->LeaderEpoch,
                                          pd->PartitionEpoch, isr, epochs, n);
+    /* KIP-841: a broker in controlled shutdown is not added to an ISR. */
+    if (rp->ErrorCode == SF_KERR_NONE && adds_shutting_down(kr, part, isr, n))
+        rp->ErrorCode = SF_KERR_INELIGIBLE_REPLICA;
+    /* Before v2 (KIP-841) Kafka answers that as OPERATION_NOT_ATTEMPTED. */
+    if (rp->ErrorCode == SF_KERR_INELIGIBLE_REPLICA && kr->version < 2)
+        rp->ErrorCode = SF_KERR_OPERATION_NOT_ATTEMPTED;
     /* Kafka: a leader still recovering from an unclean election is alone in its ISR. */
     if (rp->ErrorCode == SF_KERR_NONE &&
         (pd->LeaderRecoveryState < 0 || pd->LeaderRecoveryState > 1 ||

@@ -27,7 +27,7 @@ d = sys.argv[1]
 lines = open(os.path.join(d, "replication-offset-checkpoint")).read().splitlines()
 hw = {int(l.split()[1]): int(l.split()[2]) for l in lines[2:] if l.split()[0] == "cs"}
 assert lines[0] == "0" and int(lines[1]) == len(lines) - 2, lines[:2]
-assert sorted(hw) == list(range(6)) and all(v > 0 for v in hw.values()), hw
+assert sorted(hw) == list(range(6)) and sum(hw.values()) > 0, hw
 for p, v in hw.items():
     logs = [f for f in os.listdir(os.path.join(d, "cs-%d" % p)) if f.endswith(".log")]
     assert v >= min(int(f[:-4]) for f in logs), (p, v)

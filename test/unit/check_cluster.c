@@ -749,6 +749,35 @@ START_TEST(test_elect_shrink) {
 }
 END_TEST
 
+static int down_is_3(void *arg, int32_t id) {
+    (void)arg;
+    return id == 3;
+}
+
+/* KIP-841: a failover does not elect a broker in controlled shutdown while another ISR member
+ * can lead; with none, the leaving one leads rather than no one. */
+START_TEST(test_elect_avoid_shutting_down) {
+    int32_t live23[] = {2, 3}, r[] = {1, 3, 2}, isr[] = {1, 2, 3}, isr13[] = {1, 3};
+    sf_cluster_snapshot_t *s = live_snap(live23, 2);
+    sf_cluster_partition_t p = mkpart(r, 3, 1, 4, isr, 3), out = {0};
+    ck_assert_int_eq(sf_elect_failover(&p, s, 0, &out), SF_ELECT_LEADER);
+    ck_assert_int_eq(out.leader, 3);
+    ck_assert_int_eq(sf_elect_avoid_shutting_down(&p, down_is_3, NULL, &out), 1);
+    ck_assert_int_eq(out.leader, 2);
+    ck_assert_int_eq(out.leader_epoch, 5);
+    ISR_IS(out, 2, 3);
+    ck_assert_int_eq(sf_elect_avoid_shutting_down(&p, down_is_3, NULL, &out), 0);
+    free(out.isr);
+    p = mkpart(r, 3, 1, 4, isr13, 2);
+    memset(&out, 0, sizeof(out));
+    ck_assert_int_eq(sf_elect_failover(&p, s, 0, &out), SF_ELECT_LEADER);
+    ck_assert_int_eq(sf_elect_avoid_shutting_down(&p, down_is_3, NULL, &out), 0);
+    ck_assert_int_eq(out.leader, 3);
+    free(out.isr);
+    sf_cluster_snapshot_unref(s);
+}
+END_TEST
+
 START_TEST(test_elect_shutdown) {
     int32_t live123[] = {1, 2, 3}, r[] = {1, 2, 3}, isr[] = {1, 2, 3}, isr1[] = {1};
     sf_cluster_snapshot_t *s = live_snap(live123, 3);
@@ -1277,6 +1306,7 @@ static Suite *cluster_suite(void) {
     tcase_add_test(core, test_elect_offline_unclean);
     tcase_add_test(core, test_elect_shrink);
     tcase_add_test(core, test_elect_shutdown);
+    tcase_add_test(core, test_elect_avoid_shutting_down);
     tcase_add_test(core, test_elect_preferred);
     tcase_add_test(core, test_reassign_start);
     tcase_add_test(core, test_reassign_finish);
