@@ -377,10 +377,12 @@ static int reassign_execute(const sf_cli_t *cli, sf_admin_t *a, plan_t *p, long 
     return code;
 }
 
+/* Cancel the moves of @p and, as Kafka's tool, remove the throttles. */
 static int reassign_cancel(const sf_cli_t *cli, sf_admin_t *a, plan_t *p) {
     json_t *jout = cli->json ? json_object() : NULL;
+    sf_cluster_info_t *info = NULL;
     size_t i;
-    int code;
+    int code, clear;
     for (i = 0; i < p->n; i++) {
         free((int32_t *)p->v[i].replicas);
         p->v[i].replicas = NULL;
@@ -388,9 +390,12 @@ static int reassign_cancel(const sf_cli_t *cli, sf_admin_t *a, plan_t *p) {
     }
     code = plan_apply(cli, a, p, "cancelling the reassignment", "Cancelled the reassignment of",
                       jout);
+    if ((clear = describe(cli, a, &info)) == 0)
+        clear = throttle_clear(cli, a, info, p);
+    sf_cluster_info_destroy(info);
     if (jout)
         sf_cli_json_print(jout);
-    return code;
+    return code ? code : clear;
 }
 
 static const sf_reassignment_t *find_moving(const sf_reassignment_t *r, size_t n,
@@ -444,6 +449,8 @@ static int reassign_verify(const sf_cli_t *cli, sf_admin_t *a, const plan_t *p) 
                             : "unknown");
                 st = other;
             }
+            /* Stricter than Kafka's tool, which calls a partition with other replicas done:
+             * the exit status says whether the plan holds (--cancel lifts the throttles). */
             pending += strcmp(st, "completed") != 0;
             snprintf(part, sizeof(part), "%d", (int)p->v[i].partition);
             cells[0] = p->v[i].topic;
@@ -529,12 +536,17 @@ static int scope_parse(const sf_cli_t *cli, scope_t *sc, char *list, int brokers
             sf_cli_error(cli, "at most 256 %s", brokers ? "brokers" : "topics");
             return -1;
         }
-        if (!brokers)
+        if (!brokers) {
             sc->topics[sc->ntopics++] = item;
-        else if (sf_cli_parse_int(cli, "--brokers", item, 0, INT32_MAX, &v) < 0)
+            continue;
+        }
+        if (sf_cli_parse_int(cli, "--brokers", item, 0, INT32_MAX, &v) < 0)
             return -1;
-        else
-            sc->brokers[sc->nbrokers++] = (int32_t)v;
+        if (has_id(sc->brokers, sc->nbrokers, (int32_t)v)) {
+            sf_cli_error(cli, "--brokers names broker %lld twice", v);
+            return -1;
+        }
+        sc->brokers[sc->nbrokers++] = (int32_t)v;
     }
     return 0;
 }
@@ -645,6 +657,22 @@ static int propose(const sf_cli_t *cli, const scope_t *sc, const sf_cluster_info
     return code;
 }
 
+/* Refuse while reassignments are under way: a plan made now would fight them. */
+static int none_moving(const sf_cli_t *cli, sf_admin_t *a) {
+    sf_reassignment_t *r = NULL;
+    size_t n = 0;
+    int rc = sf_admin_list_reassignments(a, NULL, 0, cli->timeout_ms, &r, &n);
+    sf_reassignments_destroy(r, n);
+    if (rc)
+        return sf_cli_fail(cli, "listing the reassignments under way", rc);
+    if (n) {
+        sf_cli_error(cli, "%zu partition(s) are being reassigned; wait for them or cancel them "
+                          "(see 'streamflow topic reassign --list')", n);
+        return SF_CLI_EXIT_FAIL;
+    }
+    return 0;
+}
+
 static int same_replicas(const sf_reassignment_target_t *x, const sf_reassignment_target_t *y) {
     return x->replica_count == y->replica_count &&
            !memcmp(x->replicas, y->replicas, x->replica_count * sizeof(int32_t));
@@ -658,7 +686,7 @@ static int reassign_generate(const sf_cli_t *cli, sf_admin_t *a, const scope_t *
         sf_cli_error(cli, "--generate needs --topics LIST and --brokers LIST");
         return SF_CLI_EXIT_USAGE;
     }
-    if ((code = describe(cli, a, &info)) != 0)
+    if ((code = none_moving(cli, a)) != 0 || (code = describe(cli, a, &info)) != 0)
         return code;
     if ((code = propose(cli, sc, info, &cur, &prop)) == 0) {
         if (cli->json) {
@@ -742,21 +770,6 @@ static int print_moves(const plan_t *cur, const plan_t *prop, plan_t *moves, jso
     return 0;
 }
 
-/* Refuse while reassignments are under way: a plan made now would fight them. */
-static int none_moving(const sf_cli_t *cli, sf_admin_t *a) {
-    sf_reassignment_t *r = NULL;
-    size_t n = 0;
-    int rc = sf_admin_list_reassignments(a, NULL, 0, cli->timeout_ms, &r, &n);
-    sf_reassignments_destroy(r, n);
-    if (rc)
-        return sf_cli_fail(cli, "listing the reassignments under way", rc);
-    if (n) {
-        sf_cli_error(cli, "%zu partition(s) are being reassigned; wait for them or cancel them "
-                          "(see 'streamflow topic reassign --list')", n);
-        return SF_CLI_EXIT_FAIL;
-    }
-    return 0;
-}
 
 static int rebalance_run(const sf_cli_t *cli, sf_admin_t *a, const scope_t *sc, int execute) {
     sf_rebalance_broker_t brokers[256];
@@ -925,8 +938,10 @@ int sf_cmd_topic_reassign(sf_cli_t *cli, int argc, char **argv) {
         sf_cli_error(cli, "--throttle goes with --execute");
         return SF_CLI_EXIT_USAGE;
     }
-    if (o.file && (code = plan_read(cli, o.file, &p)) != 0)
+    if (o.file && (code = plan_read(cli, o.file, &p)) != 0) {
+        plan_free(&p);
         return code;
+    }
     if ((a = sf_cli_admin(cli)) == NULL) {
         plan_free(&p);
         return SF_CLI_EXIT_USAGE;

@@ -130,6 +130,8 @@ static void fill(plan_t *pl, slot_t *slots, size_t k, int cap) {
             int b = pick_broker(pl, &slots[i], cap, 1);
             if (b < 0)
                 b = pick_broker(pl, &slots[i], cap, 0);
+            if (b < 0) /* cannot be: rf <= the distinct brokers */
+                return;
             slots[i].ids[slots[i].n++] = pl->brokers[b].id;
             pl->tcount[b]++;
         }
@@ -186,8 +188,75 @@ static void make_leader(plan_t *pl, slot_t *s, size_t at) {
     pl->tlead[broker_index(pl, id)]++;
 }
 
+/* Move one partition's leadership to a replica with at least @gap fewer leaders than its
+ * leader has. Returns 1 if one moved. */
+static int lead_move(plan_t *pl, slot_t *slots, size_t k, int gap) {
+    size_t i, at;
+    for (i = 0; i < k; i++) {
+        int l = broker_index(pl, slots[i].ids[0]);
+        for (at = 1; at < slots[i].n; at++) {
+            int x = broker_index(pl, slots[i].ids[at]);
+            if (pl->tlead[l] - pl->tlead[x] >= gap) {
+                pl->tlead[l]--;
+                make_leader(pl, &slots[i], at);
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Moves along a path of partitions that evens out brokers no one partition links (Kafka's
+ * brokers A -> B -> C: a partition A leads goes to its replica B, one B leads to its replica
+ * C...): from the busiest broker to the nearest with two fewer leaders, breadth first.
+ * Returns 1 if a path moved. */
+static int lead_path(plan_t *pl, slot_t *slots, size_t k) {
+    int hi = extreme(pl, pl->tlead, pl->glead, 1), *from, *via, *pos, *queue, head = 0, tail = 0;
+    int end = -1, b;
+    size_t i, at;
+    from = malloc(pl->nb * sizeof(int));
+    via = malloc(pl->nb * sizeof(int));
+    pos = malloc(pl->nb * sizeof(int));
+    queue = malloc(pl->nb * sizeof(int));
+    if (from && via && pos && queue) {
+        for (i = 0; i < pl->nb; i++)
+            from[i] = -1;
+        from[hi] = hi;
+        queue[tail++] = hi;
+        while (head < tail && end < 0) {
+            int u = queue[head++];
+            for (i = 0; i < k && end < 0; i++) {
+                if (broker_index(pl, slots[i].ids[0]) != u)
+                    continue;
+                for (at = 1; at < slots[i].n && end < 0; at++) {
+                    int v = broker_index(pl, slots[i].ids[at]);
+                    if (from[v] >= 0)
+                        continue;
+                    from[v] = u;
+                    via[v] = (int)i;
+                    pos[v] = (int)at;
+                    queue[tail++] = v;
+                    if (pl->tlead[hi] - pl->tlead[v] >= 2)
+                        end = v;
+                }
+            }
+        }
+        /* Back from the end: each partition on the path to the replica it leads to. */
+        for (b = end; b >= 0 && b != hi; b = from[b]) {
+            pl->tlead[from[b]]--;
+            make_leader(pl, &slots[via[b]], (size_t)pos[b]);
+        }
+    }
+    free(from);
+    free(via);
+    free(pos);
+    free(queue);
+    return end >= 0;
+}
+
 /* Preferred leaders: the current one while its broker is below its share, else the replica
- * with the fewest; then leadership moves from the busiest broker to the idlest replica. */
+ * with the fewest; then leadership moves, directly or along a path of partitions, while that
+ * evens the brokers out. */
 static void choose_leaders(plan_t *pl, slot_t *slots, size_t k) {
     int lcap = (int)((k + pl->nb - 1) / pl->nb);
     unsigned char *done = calloc(k ? k : 1, 1);
@@ -211,22 +280,8 @@ static void choose_leaders(plan_t *pl, slot_t *slots, size_t k) {
         make_leader(pl, &slots[i], best);
     }
     free(done);
-    while (guard-- > 0) {
-        int hi = extreme(pl, pl->tlead, pl->glead, 1), lo = extreme(pl, pl->tlead, pl->glead, 0);
-        int moved = 0;
-        if (pl->tlead[hi] - pl->tlead[lo] <= 1)
-            return;
-        for (i = k; i-- > 0 && !moved;)
-            for (at = 1; at < slots[i].n && !moved; at++)
-                if (slots[i].ids[0] == pl->brokers[hi].id &&
-                    slots[i].ids[at] == pl->brokers[lo].id) {
-                    pl->tlead[hi]--;
-                    make_leader(pl, &slots[i], at);
-                    moved = 1;
-                }
-        if (!moved)
-            return;
-    }
+    while (guard-- > 0 && (lead_move(pl, slots, k, 2) || lead_path(pl, slots, k)))
+        ;
 }
 
 /* The replicas of @s's topic on broker @id. */
@@ -305,6 +360,10 @@ int sf_rebalance_plan(const sf_rebalance_broker_t *brokers, size_t nbrokers,
     for (i = 0; i < nparts; i++)
         if (!parts[i].replica_count || parts[i].replica_count > nbrokers)
             return -1;
+    for (i = 0; i < nbrokers; i++)
+        for (k = 0; k < i; k++)
+            if (brokers[i].id == brokers[k].id)
+                return -1;
     if (!nparts)
         return 0;
     memset(&pl, 0, sizeof(pl));

@@ -21,14 +21,16 @@ typedef struct sf_rebalance_partition {
 } sf_rebalance_partition_t;
 
 /* Propose replicas for the @nparts partitions of @parts (those of one topic next to each
- * other) on the @nbrokers brokers of @brokers (ids distinct). Each topic's replicas and
- * preferred leaders are spread so that no broker holds more than one above another, ties
- * going to the brokers with the fewest over all topics; when every broker has a rack, no rack
- * holds more of a partition's replicas than its share (one each while there are racks enough).
+ * other) on the @nbrokers brokers of @brokers (ids distinct). Each topic's replicas are
+ * spread so that no broker holds more than one above another (as far as racks allow), ties
+ * going to the brokers with the fewest over all topics, and its preferred leaders as evenly
+ * as moving leadership among each partition's replicas allows; when every broker has a rack,
+ * no rack holds more of a partition's replicas than its share (one each while there are racks
+ * enough).
  * Replicas already on a broker stay there where balance allows, in their order, so a balanced
  * cluster gets its own placement back. @out receives, for each partition in turn, its
  * replica_count proposed ids (the sum of the replica counts in all). Returns 0, or -1 when a
- * partition has more replicas than there are brokers (or none). */
+ * partition has more replicas than there are brokers (or none), or an id is repeated. */
 int sf_rebalance_plan(const sf_rebalance_broker_t *brokers, size_t nbrokers,
                       const sf_rebalance_partition_t *parts, size_t nparts, int32_t *out);
 

@@ -113,7 +113,12 @@ static int grow(void **v, int *cap, int n, size_t size) {
     return SF_OK;
 }
 
-/* What shutting down the requester changes for @part of @t. */
+static int shutting_down(void *cl, int32_t id) {
+    return sf_cluster_broker_shutting_down(cl, id);
+}
+
+/* What shutting down the requester changes for @part of @t: a new leader that is not shutting
+ * down too, while there is one (two brokers stopping at once). */
 static int plan_one(cs_op_t *op, const sf_cluster_snapshot_t *snap, const sf_cluster_topic_t *t,
                     const sf_cluster_partition_t *part) {
     sf_cluster_partition_t out = {0};
@@ -123,6 +128,8 @@ static int plan_one(cs_op_t *op, const sf_cluster_snapshot_t *snap, const sf_clu
         return SF_OK;
     if ((rc = sf_elect_shutdown(part, snap, op->broker, &out)) < 0)
         return SF_ERR_NOMEM;
+    if (rc == SF_ELECT_LEADER)
+        sf_elect_avoid_shutting_down(part, shutting_down, sf_broker_cluster(op->kr->b), &out);
     if (rc == SF_ELECT_NONE) {
         if (part->leader != op->broker)
             return SF_OK;

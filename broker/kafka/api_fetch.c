@@ -41,6 +41,7 @@ typedef struct fetch_op {
     int errors; /* partitions answered with an error by the last read */
     int32_t replica; /* the follower fetching (broker id), or -1 for a consumer */
     int throttle_rate_set; /* the leader throttle has this request's rate */
+    int64_t throttled_bytes; /* read by the last attempt for throttled replicas */
 } fetch_op_t;
 
 /* Message format of a fetch version: magic 0 for v0-v1, 1 for v2-v3, 2 (no conversion). */
@@ -213,7 +214,7 @@ static int leader_throttled(fetch_op_t *op, const char *topic,
         sf_throttle_set_rate(t, sf_throttle_rate(ctx, SF_THROTTLE_LEADER_RATE));
         op->throttle_rate_set = 1;
     }
-    *hold = sf_throttle_exceeded(t, sf_clock_wall_ms());
+    *hold = sf_throttle_exceeded(t, sf_clock_mono_ms());
     return 1;
 }
 
@@ -324,8 +325,7 @@ static int64_t read_partition(fetch_op_t *op, const char *topic,
         return 0;
     }
     if (throttled)
-        sf_throttle_record(sf_broker_leader_throttle(op->kr->b), (int64_t)sl->len,
-                           sf_clock_wall_ms());
+        op->throttled_bytes += (int64_t)sl->len; /* counted when answered */
     rp->Records.len = (int32_t)sl->len;
     rp->RecordsRef = sl;
     return (int64_t)sl->len;
@@ -341,6 +341,7 @@ static int64_t fetch_read(fetch_op_t *op) {
 
     sf_kreq_refresh(op->kr);
     op->errors = 0;
+    op->throttled_bytes = 0;
     for (t = 0; t < freq->TopicsCount; t++) {
         const sf_proto_FetchRequest_FetchTopic_t *ft = &freq->Topics[t];
         for (p = 0; p < ft->PartitionsCount; p++, idx++) {
@@ -395,6 +396,9 @@ static int fetch_attempt(void *arg, int final) {
         release(op);
         return 0;
     }
+    if (op->throttled_bytes)
+        sf_throttle_record(sf_broker_leader_throttle(op->kr->b), op->throttled_bytes,
+                           sf_clock_mono_ms());
     if (!op->converted) {
         fetch_answer(op->kr, op);
         return 1;

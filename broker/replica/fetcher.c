@@ -124,7 +124,7 @@ static void fetched_partition(sf_replication_t *r, fetch_item_t *it,
     }
     len = pd->Records.len > 0 ? whole_batches(pd->Records.p, (size_t)pd->Records.len) : 0;
     if (f->throttled && len > 0)
-        sf_throttle_record(&r->throttle, (int64_t)len, now);
+        sf_throttle_record(&r->throttle, (int64_t)len, sf_clock_mono_ms());
     if (len > 0 && (rc = sf_log_append_replica(log, pd->Records.p, len, now, NULL)) != SF_OK) {
         sf_log(SF_LOG_ERR, "REPL", "%s-%d: cannot append the leader's batches at %lld: %s",
                it->part->topic, it->part->index, (long long)it->offset, sf_err_str(rc));
@@ -182,7 +182,7 @@ static void fetch_done(sf_client_t *cl, int err, int32_t broker_id, int16_t vers
  * (Kafka's shouldFollowerThrottle). */
 static fetch_ctx_t *fetch_build(sf_replication_t *r, int from, int to, int64_t now) {
     fetch_ctx_t *ctx = calloc(1, sizeof(*ctx) + (size_t)(to - from) * sizeof(ctx->items[0]));
-    int hold = sf_throttle_exceeded(&r->throttle, now);
+    int hold = sf_throttle_exceeded(&r->throttle, sf_clock_mono_ms());
     sf_proto_FetchRequest_t *req;
     sf_proto_FetchRequest_FetchTopic_t *ft = NULL;
     int i;

@@ -71,20 +71,32 @@ int64_t sf_throttle_rate(const sf_topiccfg_ctx_t *ctx, const char *key) {
     return end == v.value || *end || rate < 0 ? INT64_MAX : (int64_t)rate;
 }
 
+/* 1 if the item of @list from @p to the next comma, spaces around it left out, is @item. */
+static int item_is(const char *p, const char *end, const char *item) {
+    size_t n = strlen(item);
+    while (p < end && *p == ' ')
+        p++;
+    while (end > p && end[-1] == ' ')
+        end--;
+    return (size_t)(end - p) == n && !memcmp(p, item, n);
+}
+
 int sf_throttle_listed(const sf_topiccfg_ctx_t *ctx, const sf_cluster_topic_t *t,
                        const char *key, int32_t partition, int32_t broker) {
     const sf_topiccfg_def_t *def = sf_topiccfg_find(key);
     sf_topiccfg_value_t v;
-    const char *list, *p;
+    const char *p, *end;
     char item[32];
-    size_t n;
-    if (!def || sf_topiccfg_resolve(ctx, t, def, &v, 1) < 1 || !*(list = v.value))
+    if (!def || sf_topiccfg_resolve(ctx, t, def, &v, 1) < 1 || !*v.value)
         return 0;
-    if (!strcmp(list, "*"))
-        return 1;
-    n = (size_t)snprintf(item, sizeof(item), "%" PRId32 ":%" PRId32, partition, broker);
-    for (p = list; (p = strstr(p, item)) != NULL; p += n)
-        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+    snprintf(item, sizeof(item), "%" PRId32 ":%" PRId32, partition, broker);
+    for (p = v.value;; p = end + 1) {
+        end = strchr(p, ',');
+        if (!end)
+            end = p + strlen(p);
+        if (item_is(p, end, "*") || item_is(p, end, item))
             return 1;
-    return 0;
+        if (!*end)
+            return 0;
+    }
 }

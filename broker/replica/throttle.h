@@ -32,10 +32,10 @@ void sf_throttle_destroy(sf_throttle_t *t);
 /* Set the rate (bytes per second, INT64_MAX for none); the bucket starts full. */
 void sf_throttle_set_rate(sf_throttle_t *t, int64_t rate);
 
-/* 1 when the rate is used up at @now_ms: throttled replicas wait. */
+/* 1 when the rate is used up at @now_ms (monotonic): throttled replicas wait. */
 int sf_throttle_exceeded(sf_throttle_t *t, int64_t now_ms);
 
-/* Count @bytes sent or fetched for throttled replicas at @now_ms. */
+/* Count @bytes sent or fetched for throttled replicas at @now_ms (monotonic). */
 void sf_throttle_record(sf_throttle_t *t, int64_t bytes, int64_t now_ms);
 
 /* The effective rate @key (SF_THROTTLE_*_RATE) under @ctx: this broker's dynamic config, the

@@ -728,6 +728,10 @@ int64_t sf_log_high_watermark(sf_log_t *log) {
 int sf_log_known_high_watermark(sf_log_t *log, int64_t *hw) {
     pthread_mutex_lock(&log->mu);
     *hw = log->hw >= 0 ? hw_locked(log) : log->checkpointed_hw;
+    if (*hw >= 0 && *hw < start_offset_locked(log))
+        *hw = start_offset_locked(log); /* retention moved on */
+    if (*hw > log->leo)
+        *hw = log->leo;
     pthread_mutex_unlock(&log->mu);
     return *hw >= 0;
 }

@@ -395,7 +395,8 @@ static int hw_ckpt_write(sf_logdir_t *ld, int now) {
     return ckpt_write(ld, SF_LOGDIR_HW_CHECKPOINT, hw_value, &ld->hw_ckpt);
 }
 
-int sf_logdir_write_checkpoint(sf_logdir_t *ld) {
+/* The checkpoints; the high watermarks' at once with @hw_now, else on their own period. */
+static int write_checkpoints(sf_logdir_t *ld, int hw_now) {
     int rc, r;
 
     pthread_mutex_lock(&ld->ckpt_mu);
@@ -411,9 +412,13 @@ int sf_logdir_write_checkpoint(sf_logdir_t *ld) {
     /* A failure here is retried by the flusher's next round (the text differs). */
     r = ckpt_write(ld, SF_LOGDIR_LOG_START_CHECKPOINT, start_offset_value, &ld->start_ckpt);
     if (r == SF_OK)
-        r = hw_ckpt_write(ld, 1);
+        r = hw_ckpt_write(ld, hw_now);
     pthread_mutex_unlock(&ld->ckpt_mu);
     return rc != SF_OK ? rc : r;
+}
+
+int sf_logdir_write_checkpoint(sf_logdir_t *ld) {
+    return write_checkpoints(ld, 1);
 }
 
 /* ---- open ---- */
@@ -876,7 +881,7 @@ static void *flusher_main(void *arg) {
         dirty = ld->ckpt_dirty;
         pthread_mutex_unlock(&ld->mu);
         if (flushed || dirty) {
-            (void)sf_logdir_write_checkpoint(ld);
+            (void)write_checkpoints(ld, 0);
         } else {
             (void)start_ckpt_write(ld); /* DeleteRecords moves start offsets without a flush */
             pthread_mutex_lock(&ld->ckpt_mu);

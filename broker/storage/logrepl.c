@@ -191,6 +191,7 @@ static int truncate_fully_locked(sf_log_t *log, int64_t offset) {
     log->recovery_point = offset;
     if (log->hw >= 0)
         log->hw = offset;
+    log->checkpointed_hw = -1; /* nothing of what it named is left */
     if (sf_epochs_clear(&log->epochs))
         sf_log_epochs_save_locked(log);
     sf_log(SF_LOG_INFO, "STORAGE", "%s: truncated fully; the log starts again at offset %" PRId64,
@@ -210,6 +211,8 @@ static int truncate_locked(sf_log_t *log, int64_t offset) {
     log->leo = end;
     if (log->hw > end)
         log->hw = end;
+    if (log->checkpointed_hw > end)
+        log->checkpointed_hw = end;
     if (log->recovery_point > end)
         log->recovery_point = end;
     if (sf_epochs_truncate_from_end(&log->epochs, end))

@@ -20,17 +20,20 @@ for n in b1 b2 b3; do
     # The hand-over happened before the exit: no waiting for the session to expire.
     state wait-leader-not "$id" 2 || fail "$n still leads partitions after its controlled shutdown"
     # Its high watermarks are checkpointed (Kafka's replication-offset-checkpoint), each within
-    # its log: a restart as leader starts from them.
+    # its log: a restart as leader starts from them. (One not known yet is left out.)
     "$PY" - "$(broker_datadir "$n")" <<'EOF' || fail "$n did not checkpoint its high watermarks"
 import os, sys
 d = sys.argv[1]
 lines = open(os.path.join(d, "replication-offset-checkpoint")).read().splitlines()
 hw = {int(l.split()[1]): int(l.split()[2]) for l in lines[2:] if l.split()[0] == "cs"}
 assert lines[0] == "0" and int(lines[1]) == len(lines) - 2, lines[:2]
-assert sorted(hw) == list(range(6)) and sum(hw.values()) > 0, hw
-for p, v in hw.items():
-    logs = [f for f in os.listdir(os.path.join(d, "cs-%d" % p)) if f.endswith(".log")]
-    assert v >= min(int(f[:-4]) for f in logs), (p, v)
+assert set(hw) <= set(range(6)) and sum(hw.values()) > 0, hw
+for p in range(6):
+    part = os.path.join(d, "cs-%d" % p)
+    logs = [f for f in os.listdir(part) if f.endswith(".log")]
+    if any(os.path.getsize(os.path.join(part, f)) for f in logs):
+        # A partition with records has a known high watermark, within its log.
+        assert p in hw and hw[p] >= min(int(f[:-4]) for f in logs), (p, hw)
 EOF
     more_acks 5000
     start_broker "$n"

@@ -169,12 +169,13 @@ START_TEST(test_racks_spread) {
         ck_assert_int_ne(proposed(&f, p)[0] <= 2, proposed(&f, p)[1] <= 2);
     counts(&f, c, 0);
     ck_assert_int_le(spread(&f, c), 1);
-    /* Without racks on one broker racks are not considered: nothing has to move. */
+    /* Without racks on one broker racks are not considered: only the spread over the four. */
     f.brokers[3].rack = NULL;
     ck_assert_int_eq(sf_rebalance_plan(f.brokers, f.nb, f.parts, f.np, f.out), 0);
     assert_valid(&f);
     counts(&f, c, 0);
     ck_assert_int_le(spread(&f, c), 1);
+    ck_assert_int_eq(replicas_moved(&f), 8);
 }
 END_TEST
 
@@ -199,9 +200,45 @@ START_TEST(test_topics_spread_together) {
 }
 END_TEST
 
+/* Random placements of one topic on 3 of 3..8 brokers: the plan is valid, its replicas spread
+ * within one and its preferred leaders too. */
+START_TEST(test_random_starts) {
+    fixture_t f;
+    int round, c[9];
+    srand(7);
+    for (round = 0; round < 300; round++) {
+        size_t nb = 3 + (size_t)(rand() % 6), np = 1 + (size_t)(rand() % MAXP), p;
+        fx_brokers(&f, nb, NULL);
+        f.rf = 1 + (size_t)(rand() % 3);
+        for (p = 0; p < np; p++) {
+            int32_t row[4];
+            size_t j, k;
+            for (j = 0; j < f.rf; j++)
+                do {
+                    row[j] = 1 + rand() % 3; /* on the first three brokers only */
+                    for (k = 0; k < j && row[k] != row[j]; k++)
+                        ;
+                } while (k < j);
+            fx_part(&f, "t", row);
+        }
+        ck_assert_int_eq(sf_rebalance_plan(f.brokers, f.nb, f.parts, f.np, f.out), 0);
+        assert_valid(&f);
+        counts(&f, c, 0);
+        ck_assert_int_le(spread(&f, c), 1);
+        counts(&f, c, 1);
+        ck_assert_msg(spread(&f, c) <= 1, "round %d: leaders spread %d", round, spread(&f, c));
+    }
+}
+END_TEST
+
 START_TEST(test_limits) {
     static const int32_t row[3] = {1, 2, 3};
     fixture_t f;
+    fx_brokers(&f, 3, NULL);
+    f.brokers[2].id = 1; /* a broker named twice */
+    f.rf = 2;
+    fx_part(&f, "t", row);
+    ck_assert_int_eq(sf_rebalance_plan(f.brokers, f.nb, f.parts, f.np, f.out), -1);
     fx_brokers(&f, 2, NULL);
     f.rf = 3;
     fx_part(&f, "t", row);
@@ -228,6 +265,7 @@ static Suite *rebalance_suite(void) {
     tcase_add_test(tc, test_broker_drained);
     tcase_add_test(tc, test_racks_spread);
     tcase_add_test(tc, test_topics_spread_together);
+    tcase_add_test(tc, test_random_starts);
     tcase_add_test(tc, test_limits);
     suite_add_tcase(s, tc);
     return s;

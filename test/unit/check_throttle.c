@@ -62,7 +62,7 @@ START_TEST(test_rates) {
 END_TEST
 
 START_TEST(test_listed) {
-    sf_cluster_config_entry_t cfg = {"follower.replication.throttled.replicas", "0:1,10:2,1:12"};
+    sf_cluster_config_entry_t cfg = {"follower.replication.throttled.replicas", "0:1,10:2, 1:12"};
     sf_cluster_topic_t t;
     sf_topiccfg_ctx_t ctx;
     memset(&ctx, 0, sizeof(ctx));
@@ -74,7 +74,7 @@ START_TEST(test_listed) {
     ck_assert_int_eq(sf_throttle_listed(&ctx, &t, SF_THROTTLE_FOLLOWER_REPLICAS, 0, 1), 1);
     ck_assert_int_eq(sf_throttle_listed(&ctx, &t, SF_THROTTLE_FOLLOWER_REPLICAS, 10, 2), 1);
     ck_assert_int_eq(sf_throttle_listed(&ctx, &t, SF_THROTTLE_FOLLOWER_REPLICAS, 1, 12), 1);
-    /* Whole items only. */
+    /* Whole items only (spaces around them left out, as the validator allows them). */
     ck_assert_int_eq(sf_throttle_listed(&ctx, &t, SF_THROTTLE_FOLLOWER_REPLICAS, 1, 1), 0);
     ck_assert_int_eq(sf_throttle_listed(&ctx, &t, SF_THROTTLE_FOLLOWER_REPLICAS, 0, 2), 0);
     ck_assert_int_eq(sf_throttle_listed(&ctx, &t, SF_THROTTLE_FOLLOWER_REPLICAS, 1, 2), 0);
