@@ -1,10 +1,11 @@
-/* streamflow topic reassign (after kafka-reassign-partitions.sh: plans in its JSON format) and
+/* streamflow topic reassign (after kafka-reassign-partitions.sh: plans in its JSON format),
  * streamflow cluster rebalance (an even placement over the live brokers, applied as a
- * reassignment). */
+ * reassignment) and streamflow topic elect-leaders (after kafka-leader-election.sh). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli.h"
 #include "cmdutil.h"
@@ -19,8 +20,15 @@ enum {
     OPT_FILE,
     OPT_TOPICS,
     OPT_BROKERS,
-    OPT_THROTTLE
+    OPT_THROTTLE,
+    OPT_TOPIC,
+    OPT_PARTITION,
+    OPT_ALL_TOPICS,
+    OPT_ELECTION_TYPE
 };
+
+/* Kafka error codes elect-leaders treats specially. */
+#define KERR_ELECTION_NOT_NEEDED 84
 
 /* Kafka's replication quota configs (kafka-reassign-partitions.sh --throttle). */
 #define LEADER_RATE "leader.replication.throttled.rate"
@@ -80,12 +88,12 @@ static json_t *plan_json(const plan_t *p) {
     size_t i, j;
     for (i = 0; i < p->n; i++) {
         json_t *dirs = json_array();
+        json_t *reps = sf_cli_json_ids(p->v[i].replicas, p->v[i].replica_count);
         for (j = 0; j < p->v[i].replica_count; j++)
             json_array_append_new(dirs, json_string("any"));
         json_array_append_new(parts, json_pack("{s:s, s:i, s:o, s:o}", "topic", p->v[i].topic,
                                                "partition", (int)p->v[i].partition, "replicas",
-                                               sf_cli_json_ids(p->v[i].replicas, p->v[i].replica_count),
-                                               "log_dirs", dirs));
+                                               reps, "log_dirs", dirs));
     }
     return json_pack("{s:i, s:o}", "version", 1, "partitions", parts);
 }
@@ -972,6 +980,135 @@ int sf_cmd_cluster_rebalance(sf_cli_t *cli, int argc, char **argv) {
     if ((a = sf_cli_admin(cli)) == NULL)
         return SF_CLI_EXIT_USAGE;
     code = rebalance_run(cli, a, &o.scope, o.modes == 1);
+    sf_admin_destroy(a);
+    return code;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * topic elect-leaders
+ * ------------------------------------------------------------------------------------------ */
+
+static void elect_help(void) {
+    fputs("Usage: streamflow topic elect-leaders (--topic NAME [--partition N]... | --all-topics)\n"
+          "       [--election-type preferred|unclean]\n"
+          "\n"
+          "Move leadership to each partition's preferred replica (the first of its replicas)\n"
+          "when it is in sync, or, with --election-type unclean, to an out-of-sync replica\n"
+          "where no in-sync one can lead (records only the old leader had are lost).\n"
+          "\n"
+          "Options:\n"
+          "      --topic NAME          the topic (every partition of it unless --partition)\n"
+          "      --partition N         one partition of it (repeatable)\n"
+          "      --all-topics          every partition that needs an election\n"
+          "      --election-type TYPE  preferred (default) or unclean\n",
+          stdout);
+    sf_cli_print_common_options(stdout);
+}
+
+/* The partitions to elect: @parts of @topic, or all of it from Metadata. */
+static int elect_targets(const sf_cli_t *cli, sf_admin_t *a, const char *topic,
+                         const int32_t *parts, size_t nparts, sf_topic_partition_t **out,
+                         size_t *n) {
+    sf_cluster_info_t *info = NULL;
+    size_t i;
+    int rc;
+    *n = nparts;
+    if (!nparts) {
+        if ((rc = sf_admin_describe_cluster(a, &topic, 1, cli->timeout_ms, &info)) != 0)
+            return sf_cli_fail(cli, "reading the topic's partitions", rc);
+        if (!info->topic_count || info->topics[0].err) {
+            sf_cluster_info_destroy(info);
+            return sf_cli_topic_missing(cli, topic, "see 'streamflow topic list'");
+        }
+        *n = info->topics[0].partition_count;
+    }
+    if (!(*out = calloc(*n ? *n : 1, sizeof(**out)))) {
+        sf_cluster_info_destroy(info);
+        sf_cli_error(cli, "out of memory");
+        return SF_CLI_EXIT_FAIL;
+    }
+    for (i = 0; i < *n; i++) {
+        (*out)[i].topic = topic;
+        (*out)[i].partition = info ? info->topics[0].partitions[i].id : parts[i];
+    }
+    sf_cluster_info_destroy(info);
+    return 0;
+}
+
+/* Print the outcome per partition (as kafka-leader-election.sh sorts it). */
+static int elect_report(const sf_cli_t *cli, const char *type, const sf_topic_partition_t *tp,
+                        size_t n) {
+    json_t *jarr = json_array();
+    size_t i, failed = 0, done = 0, not_needed = 0;
+    for (i = 0; i < n; i++) {
+        int err = tp[i].err;
+        json_array_append_new(jarr, json_pack("{s:s, s:i, s:s}", "topic", tp[i].topic,
+                                              "partition", (int)tp[i].partition, "result",
+                                              !err ? "elected" : sf_error_name(err)));
+        if (!err)
+            done++;
+        else if (err == KERR_ELECTION_NOT_NEEDED)
+            not_needed++;
+        else if (failed++, !cli->json)
+            sf_cli_error(cli, "%s-%d: %s (%s)", tp[i].topic, (int)tp[i].partition,
+                         sf_error_str(err), sf_error_name(err));
+    }
+    if (cli->json)
+        sf_cli_json_print(json_incref(jarr));
+    else
+        printf("%s leader election: %zu partition(s) elected, %zu already led by the replica "
+               "it would elect, %zu failed.\n", type, done, not_needed, failed);
+    json_decref(jarr);
+    return failed ? SF_CLI_EXIT_FAIL : SF_CLI_EXIT_OK;
+}
+
+int sf_cmd_topic_elect(sf_cli_t *cli, int argc, char **argv) {
+    static const struct option longopts[] = SF_CLI_OPTS(
+        {"topic", required_argument, NULL, OPT_TOPIC},
+        {"partition", required_argument, NULL, OPT_PARTITION},
+        {"all-topics", no_argument, NULL, OPT_ALL_TOPICS},
+        {"election-type", required_argument, NULL, OPT_ELECTION_TYPE});
+    const char *topic = NULL, *type = "preferred";
+    int32_t parts[256];
+    size_t nparts = 0, n = 0;
+    sf_topic_partition_t *tp = NULL;
+    int opt, all = 0, unclean, rc, code;
+    long long v;
+    sf_admin_t *a;
+    optind = 0;
+    while ((opt = sf_cli_getopt(cli, argc, argv, SF_CLI_SHORTOPTS, longopts)) != -1) {
+        switch (opt) {
+        case 'h': elect_help(); return SF_CLI_EXIT_OK;
+        case OPT_TOPIC: topic = optarg; break;
+        case OPT_PARTITION:
+            if (nparts == 256 ||
+                sf_cli_parse_int(cli, "--partition", optarg, 0, INT32_MAX, &v) < 0)
+                return SF_CLI_EXIT_USAGE;
+            parts[nparts++] = (int32_t)v;
+            break;
+        case OPT_ALL_TOPICS: all = 1; break;
+        case OPT_ELECTION_TYPE: type = optarg; break;
+        default: return SF_CLI_EXIT_USAGE;
+        }
+    }
+    if (optind < argc || !topic == !all || (all && nparts) ||
+        (strcasecmp(type, "preferred") && strcasecmp(type, "unclean"))) {
+        sf_cli_error(cli, "give --topic NAME [--partition N]... or --all-topics, and an "
+                          "--election-type of preferred or unclean; see '%s --help'", cli->prog);
+        return SF_CLI_EXIT_USAGE;
+    }
+    unclean = !strcasecmp(type, "unclean");
+    if ((a = sf_cli_admin(cli)) == NULL)
+        return SF_CLI_EXIT_USAGE;
+    code = all ? 0 : elect_targets(cli, a, topic, parts, nparts, &tp, &n);
+    if (code == 0 && (rc = sf_admin_elect_leaders(a, unclean, tp, n, cli->timeout_ms)) != 0)
+        code = sf_cli_fail(cli, "electing leaders", rc);
+    else if (code == 0 && !all)
+        code = elect_report(cli, unclean ? "Unclean" : "Preferred", tp, n);
+    else if (code == 0 && !cli->json)
+        printf("%s leader election done wherever one was needed.\n",
+               unclean ? "Unclean" : "Preferred");
+    free(tp);
     sf_admin_destroy(a);
     return code;
 }

@@ -795,7 +795,7 @@ static int topic_describe_producers(sf_cli_t *cli, int argc, char **argv) {
 int sf_cmd_topic(sf_cli_t *cli, int argc, char **argv) {
     if (argc < 1) {
         sf_cli_error(cli, "missing the sub-command (create, list, describe, delete, alter, "
-                          "describe-producers, reassign)");
+                          "describe-producers, reassign, elect-leaders)");
         return SF_CLI_EXIT_USAGE;
     }
     if (strcmp(argv[0], "create") == 0)
@@ -812,6 +812,8 @@ int sf_cmd_topic(sf_cli_t *cli, int argc, char **argv) {
         return topic_describe_producers(cli, argc, argv);
     if (strcmp(argv[0], "reassign") == 0)
         return sf_cmd_topic_reassign(cli, argc, argv);
+    if (strcmp(argv[0], "elect-leaders") == 0)
+        return sf_cmd_topic_elect(cli, argc, argv);
     sf_cli_error(cli, "unknown sub-command 'topic %s'; see 'streamflow help topic'", argv[0]);
     return SF_CLI_EXIT_USAGE;
 }

@@ -66,9 +66,10 @@ int sf_cli_fail_hint(const sf_cli_t *cli, const char *what, int err, const char 
 int sf_cli_fail_msg(const sf_cli_t *cli, const char *what, int err, const char *msg,
                     const char *hint);
 
-/* streamflow topic reassign and streamflow cluster rebalance (cmd_reassign.c). */
+/* streamflow topic reassign, topic elect-leaders and cluster rebalance (cmd_reassign.c). */
 int sf_cmd_topic_reassign(sf_cli_t *cli, int argc, char **argv);
 int sf_cmd_cluster_rebalance(sf_cli_t *cli, int argc, char **argv);
+int sf_cmd_topic_elect(sf_cli_t *cli, int argc, char **argv);
 
 /* A list of int32 as a new JSON array. */
 json_t *sf_cli_json_ids(const int32_t *ids, size_t n);

@@ -37,6 +37,7 @@ static const sf_sub_t topic_subs[] = {
     {"alter", "add partitions, set or remove config overrides"},
     {"describe-producers", "show the idempotent producers the partition leaders know"},
     {"reassign", "move partitions to other brokers (plans in Kafka's JSON format)"},
+    {"elect-leaders", "move leadership to the preferred replicas (or unclean)"},
     {NULL, NULL}};
 
 static const sf_sub_t config_subs[] = {

@@ -1,6 +1,6 @@
-/* Admin calls about partition reassignments (KIP-455), both answered by the controller:
- * AlterPartitionReassignments starts or cancels moves, ListPartitionReassignments tells what is
- * still moving. */
+/* Admin calls about where partitions live, answered by the controller: reassignments (KIP-455:
+ * AlterPartitionReassignments starts or cancels moves, ListPartitionReassignments tells what
+ * is still moving) and leader elections (ElectLeaders). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +11,7 @@
 
 #define ALTER_REASSIGNMENTS_MAX 0
 #define LIST_REASSIGNMENTS_MAX 0
+#define ELECT_LEADERS_MAX 2
 
 /* A partition of a request, for grouping the partitions by topic. */
 typedef struct ra_item {
@@ -44,6 +45,22 @@ static size_t ra_run(const ra_item_t *items, size_t n, size_t i) {
     while (j < n && !strcmp(items[j].topic, items[i].topic))
         j++;
     return j - i;
+}
+
+/* The items of @n partitions @parts, sorted, in *@out (@ntopics: the topics they name).
+ * Returns SF_OK or SF_ERROR_NOMEM. */
+static int ra_items_of(const sf_topic_partition_t *parts, size_t n, ra_item_t **out,
+                       int32_t *ntopics) {
+    size_t i;
+    if (!(*out = malloc((n ? n : 1) * sizeof(**out))))
+        return SF_ERROR_NOMEM;
+    for (i = 0; i < n; i++) {
+        (*out)[i].topic = parts[i].topic;
+        (*out)[i].partition = parts[i].partition;
+        (*out)[i].at = i;
+    }
+    *ntopics = ra_items_sort(*out, n);
+    return SF_OK;
 }
 
 /* ---- AlterPartitionReassignments ---- */
@@ -326,17 +343,9 @@ int sf_admin_list_reassignments(sf_admin_t *a, const sf_topic_partition_t *parts
         if (!parts[i].topic || !*parts[i].topic || parts[i].partition < 0)
             return SF_ERROR_INVALID;
     memset(&c, 0, sizeof(c));
-    if (count) {
-        if (!(c.items = malloc(count * sizeof(*c.items))))
-            return SF_ERROR_NOMEM;
-        for (i = 0; i < count; i++) {
-            c.items[i].topic = parts[i].topic;
-            c.items[i].partition = parts[i].partition;
-            c.items[i].at = i;
-        }
-        c.nitems = count;
-        c.ntopics = ra_items_sort(c.items, count);
-    }
+    if (count && ra_items_of(parts, count, &c.items, &c.ntopics) != SF_OK)
+        return SF_ERROR_NOMEM;
+    c.nitems = count;
     c.deadline = sf_admin_deadline(a, timeout_ms);
     rc = sf_admin_controller_call(a, c.deadline, SF_PROTO_API_ListPartitionReassignments,
                                   LIST_REASSIGNMENTS_MAX, lr_encode, lr_decode, &c, &c.kerr);
@@ -365,4 +374,108 @@ void sf_reassignments_destroy(sf_reassignment_t *r, size_t n) {
         free(r[i].removing);
     }
     free(r);
+}
+
+/* ---- ElectLeaders ---- */
+
+typedef struct el_call {
+    sf_topic_partition_t *parts;
+    ra_item_t *items; /* sorted; NULL for every partition */
+    size_t n;
+    int32_t ntopics;
+    int unclean;
+    int64_t deadline;
+    int16_t kerr;
+} el_call_t;
+
+static int el_encode(sf_wbuf_t *wb, int16_t version, void *arg) {
+    el_call_t *c = arg;
+    sf_proto_ElectLeadersRequest_t req;
+    sf_proto_ElectLeadersRequest_TopicPartitions_t *topics = NULL;
+    int32_t *ids = NULL, t = 0;
+    size_t i, k = 0;
+    int rc;
+    sf_proto_ElectLeadersRequest_init(&req);
+    req.ElectionType = (int8_t)(c->unclean ? 1 : 0);
+    req.TimeoutMs = sf_admin_ms_left(c->deadline);
+    req.TopicPartitionsCount = -1; /* every partition */
+    if (c->items) {
+        topics = calloc((size_t)c->ntopics, sizeof(*topics));
+        ids = calloc(c->n, sizeof(*ids));
+        if (!topics || !ids) {
+            free(topics);
+            free(ids);
+            return SF_ERR_NOMEM;
+        }
+        for (i = 0; i < c->n; t++) {
+            size_t run = ra_run(c->items, c->n, i);
+            topics[t].Topic = sf_slice_cstr(c->items[i].topic);
+            topics[t].PartitionsCount = (int32_t)run;
+            topics[t].Partitions = &ids[k];
+            for (; run > 0; run--, i++)
+                ids[k++] = c->items[i].partition;
+        }
+        req.TopicPartitionsCount = c->ntopics;
+        req.TopicPartitions = topics;
+    }
+    rc = sf_proto_ElectLeadersRequest_encode(wb, version, &req);
+    free(topics);
+    free(ids);
+    return rc;
+}
+
+static void el_take(el_call_t *c, const sf_proto_ElectLeadersResponse_t *resp) {
+    int32_t t, p;
+    size_t i;
+    c->kerr = resp->ErrorCode;
+    for (i = 0; i < c->n; i++)
+        c->parts[i].err = resp->ErrorCode ? sf_client_kerr(resp->ErrorCode)
+                                          : SF_ERROR_MALFORMED; /* unless answered */
+    for (t = 0; !resp->ErrorCode && t < resp->ReplicaElectionResultsCount; t++) {
+        const sf_proto_ElectLeadersResponse_ReplicaElectionResult_t *rt =
+            &resp->ReplicaElectionResults[t];
+        for (p = 0; p < rt->PartitionResultCount; p++)
+            for (i = 0; i < c->n; i++)
+                if (c->parts[i].partition == rt->PartitionResult[p].PartitionId &&
+                    sf_slice_eq(rt->Topic, c->parts[i].topic))
+                    c->parts[i].err = sf_client_kerr(rt->PartitionResult[p].ErrorCode);
+    }
+}
+
+static int el_decode(sf_rbuf_t *body, int16_t version, void *arg) {
+    el_call_t *c = arg;
+    sf_proto_ElectLeadersResponse_t resp;
+    sf_arena_t arena;
+    int rc;
+    sf_arena_init(&arena, 0);
+    rc = sf_admin_decoded(sf_proto_ElectLeadersResponse_decode(body, version, &arena, &resp));
+    if (rc == SF_OK)
+        el_take(c, &resp);
+    sf_arena_reset(&arena);
+    return rc;
+}
+
+int sf_admin_elect_leaders(sf_admin_t *a, int unclean, sf_topic_partition_t *parts,
+                           size_t count, int timeout_ms) {
+    el_call_t c;
+    size_t i;
+    int rc;
+    if (!a || count > INT32_MAX || (count && !parts))
+        return SF_ERROR_INVALID;
+    for (i = 0; i < count; i++)
+        if (!parts[i].topic || !*parts[i].topic || parts[i].partition < 0)
+            return SF_ERROR_INVALID;
+    memset(&c, 0, sizeof(c));
+    c.parts = parts;
+    c.unclean = unclean;
+    if (count && ra_items_of(parts, count, &c.items, &c.ntopics) != SF_OK)
+        return SF_ERROR_NOMEM;
+    c.n = count;
+    c.deadline = sf_admin_deadline(a, timeout_ms);
+    rc = sf_admin_controller_call(a, c.deadline, SF_PROTO_API_ElectLeaders, ELECT_LEADERS_MAX,
+                                  el_encode, el_decode, &c, &c.kerr);
+    if (rc == SF_OK)
+        rc = sf_client_kerr(c.kerr);
+    free(c.items);
+    return rc;
 }

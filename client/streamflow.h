@@ -734,6 +734,14 @@ SF_API int sf_admin_list_reassignments(sf_admin_t *a, const sf_topic_partition_t
                                        size_t *n);
 SF_API void sf_reassignments_destroy(sf_reassignment_t *r, size_t n);
 
+/* Elect leaders on the controller (ElectLeaders): the preferred replica (@unclean 0, Kafka's
+ * PREFERRED election) or, where no in-sync replica can lead, an out-of-sync one (@unclean 1,
+ * UNCLEAN). @parts (@count; their offsets unused) name the partitions, each answered in its
+ * err (ELECTION_NOT_NEEDED when the right replica leads already); @count 0 elects wherever
+ * an election is needed, with no answer per partition. Returns the request's error. */
+SF_API int sf_admin_elect_leaders(sf_admin_t *a, int unclean, sf_topic_partition_t *parts,
+                                  size_t count, int timeout_ms);
+
 /* ------------------------------------------------------------------------------------------
  * Request/reply
  *

@@ -5,8 +5,8 @@
 # share, no broker holds two replicas more than another), and a second run finds nothing to
 # move. Then a plan file in Kafka's format moves a partition (--execute prints the rollback
 # plan; --verify exits 1 until the move is done, then 0), --cancel with nothing under way and
-# bad plans are refused, and --generate proposes a plan. Every acknowledged record is read
-# back.
+# bad plans are refused, and --generate proposes a plan; topic elect-leaders moves leadership
+# to the preferred replica. Every acknowledged record is read back.
 . "$(dirname "$0")/lib.sh"
 need_py confluent_kafka
 SF=$SF_BUILD_DIR/admin/streamflow
@@ -110,6 +110,23 @@ run topic reassign --verify "$SF_TMP/plan.json" --output json
 expect_rc 0 "topic reassign --verify"
 jcheck "verify says completed" 'd == [{"topic": "rb", "partition": 0, "status": "completed"}]'
 [[ $(part0) == "$target" ]] || fail "partition 0 is on $(part0), not $target"
+
+# Leadership to the preferred replica of partition 0 (the plan's first), then nothing to do.
+first=$("$PY" -c "import sys; print($target[0])")
+run topic elect-leaders --topic rb --partition 0
+expect_rc 0 "topic elect-leaders"
+grep -Eq "Preferred leader election: (1 partition\(s\) elected, 0|0 partition\(s\) elected, 1)" "$OUT" ||
+    fail "elect-leaders answered: $(cat "$OUT")"
+leads_first() { [[ $("$PY" cluster_state.py "127.0.0.1:$ZK_PORT" rb leader 0) == "$first" ]]; }
+wait_until 30 "broker $first to lead rb-0" leads_first
+run topic elect-leaders --topic rb --output json
+expect_rc 0 "topic elect-leaders of every partition"
+jcheck "partition 0 needs no election now" \
+    '[r["result"] for r in d if r["partition"] == 0] == ["ELECTION_NOT_NEEDED"] and len(d) == 8'
+run topic elect-leaders --topic nosuch
+expect_rc 1 "elect-leaders of a topic that does not exist"
+run topic elect-leaders --topic rb --all-topics
+expect_rc 2 "elect-leaders with --topic and --all-topics"
 
 # What is refused.
 run topic reassign --cancel "$SF_TMP/plan.json"
